@@ -1,0 +1,18 @@
+//! lasthop-core — the sans-I/O heart of lasthop, shared by the simulator, the emulator and the
+//! traffic generator. Nothing here reads a clock, a socket or a file.
+//!
+//! Map of the crate:
+//! - [`time`]    integer-nanosecond [`Time`] and [`Duration`]
+//! - [`units`]   human units in scenario files (`"10ms"`, `"11Mbps"`, `"1500B"`, `"64KiB"`, `"100p"`)
+//! - [`rng`]     named, portable random streams derived from one scenario seed (ChaCha8)
+//! - [`packet`]  the packet and header model (IPv4 / TCP / UDP fields, wire sizes)
+//! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
+
+pub mod metrics;
+pub mod packet;
+pub mod rng;
+pub mod time;
+pub mod units;
+
+pub use time::{Duration, Time};
+pub use units::{BitRate, Bytes, QueueLimit};

@@ -1,0 +1,102 @@
+//! Named random streams derived from one scenario seed.
+//!
+//! Every consumer of randomness (a link's loss process, an on/off source, a TCP initial sequence
+//! number) asks for its own stream by a stable name such as `"link/bottleneck/a->b/loss"`. The
+//! stream is ChaCha8 keyed by the seed with the 64-bit stream id = FNV-1a(name), so:
+//! - adding a new consumer never shifts the draws of an existing one;
+//! - the draws are the same on every platform and every Rust version (no `thread_rng`, no `StdRng`).
+//!
+//! The few distributions we need are written out here with fixed formulas so that a `rand` upgrade
+//! cannot silently change results.
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+
+/// The random generator type used everywhere in lasthop.
+pub type SimRng = ChaCha8Rng;
+
+/// Derives named streams from one seed.
+#[derive(Clone, Copy, Debug)]
+pub struct RngStreams {
+    seed: u64,
+}
+
+/// FNV-1a, 64 bit: a stable hash of a stream name.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+impl RngStreams {
+    pub fn new(seed: u64) -> Self {
+        RngStreams { seed }
+    }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// The stream called `name`.
+    pub fn stream(&self, name: &str) -> SimRng {
+        let mut key = [0u8; 32];
+        key[..8].copy_from_slice(&self.seed.to_le_bytes());
+        key[8..16].copy_from_slice(b"lasthop\0");
+        let mut rng = ChaCha8Rng::from_seed(key);
+        rng.set_stream(fnv1a64(name.as_bytes()));
+        rng
+    }
+}
+
+/// Uniform in [0, 1) with 53 bits of precision.
+pub fn uniform01(rng: &mut impl RngCore) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// True with probability `p` (p <= 0 never draws, so a loss-free link consumes no randomness).
+pub fn bernoulli(rng: &mut impl RngCore, p: f64) -> bool {
+    if p <= 0.0 {
+        return false;
+    }
+    uniform01(rng) < p
+}
+
+/// Exponential with the given mean, by inversion: -mean * ln(1 - U).
+pub fn exponential(rng: &mut impl RngCore, mean: f64) -> f64 {
+    -mean * (1.0 - uniform01(rng)).ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_and_name_give_the_same_draws() {
+        let a: Vec<u64> = (0..4).map({ let mut r = RngStreams::new(7).stream("x"); move |_| r.next_u64() }).collect();
+        let b: Vec<u64> = (0..4).map({ let mut r = RngStreams::new(7).stream("x"); move |_| r.next_u64() }).collect();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn streams_with_other_names_or_seeds_differ() {
+        let first = |seed, name: &str| RngStreams::new(seed).stream(name).next_u64();
+        assert_ne!(first(7, "a"), first(7, "b"));
+        assert_ne!(first(7, "a"), first(8, "a"));
+    }
+
+    #[test]
+    fn fnv1a_matches_the_published_test_vector() {
+        // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (Fowler/Noll/Vo test suite).
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn bernoulli_frequency_is_near_p() {
+        let mut r = RngStreams::new(1).stream("b");
+        let n = 200_000;
+        let hits = (0..n).filter(|_| bernoulli(&mut r, 0.01)).count() as f64;
+        // Binomial(200000, 0.01): mean 2000, sd 44.5; 5 sd = 222.
+        assert!((hits - 2000.0).abs() < 222.0, "{hits}");
+    }
+}
