@@ -1,1 +1,2 @@
-//! placeholder
+//! lasthop-sim — the *simulate* world: a deterministic packet-level discrete-event simulator.
+pub mod tcp;

@@ -1,0 +1,13 @@
+//! TCP: a sans-I/O endpoint ([`socket::TcpSocket`]) with NewReno congestion control
+//! ([`newreno`]), RFC 6298 RTO estimation ([`rtt`]) and SACK ranges ([`ranges`]). The simulator
+//! wraps each endpoint's segments into packets; the tests drive an endpoint directly with
+//! explicit time.
+
+pub mod newreno;
+pub mod ranges;
+pub mod rtt;
+pub mod socket;
+#[cfg(test)]
+mod tests;
+
+pub use socket::{Segment, State, TcpConfig, TcpSocket, TcpStats, TraceEvent, TraceSample};

@@ -1,0 +1,85 @@
+//! Congestion window arithmetic of RFC 5681 with the NewReno loss response of RFC 6582.
+//! The recovery state machine (duplicate ACK counting, partial ACKs, the `recover` variable)
+//! lives in `socket.rs`; this file holds only the window rules, so a later CUBIC can replace it.
+
+/// cwnd/ssthresh rules of RFC 5681, in bytes.
+#[derive(Clone, Debug)]
+pub struct NewReno {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    mss: u64,
+    /// Bytes acknowledged in congestion avoidance since cwnd last grew (RFC 5681 §3.1, the
+    /// byte-counting variant: one SMSS per cwnd of acknowledged data).
+    ca_acked: u64,
+}
+
+impl NewReno {
+    /// RFC 5681 §3.1 initial window: min(4·SMSS, max(2·SMSS, 4380 B)) unless configured.
+    pub fn new(mss: u32, initial_segments: Option<u32>) -> Self {
+        let mss = mss as u64;
+        let iw = match initial_segments {
+            Some(n) => n as u64 * mss,
+            None => (4 * mss).min((2 * mss).max(4380)),
+        };
+        NewReno { cwnd: iw, ssthresh: u64::MAX / 2, mss, ca_acked: 0 }
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// New data acknowledged outside recovery.
+    pub fn on_ack(&mut self, acked: u64) {
+        if self.in_slow_start() {
+            // RFC 5681 eq. 2: cwnd += min(N, SMSS).
+            self.cwnd += acked.min(self.mss);
+        } else {
+            // Appropriate byte counting in congestion avoidance: +1 SMSS per cwnd of data.
+            self.ca_acked += acked;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += self.mss;
+            }
+        }
+    }
+
+    /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS).
+    pub fn halve(&mut self, flight: u64) {
+        self.ssthresh = (flight / 2).max(2 * self.mss);
+        self.ca_acked = 0;
+    }
+
+    /// After a retransmission timeout: ssthresh from eq. 4, cwnd = loss window of one SMSS.
+    pub fn on_timeout(&mut self, flight: u64) {
+        self.halve(flight);
+        self.cwnd = self.mss;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initial_window_follows_rfc5681() {
+        // MSS 1460: min(5840, max(2920, 4380)) = 4380 B = 3 segments.
+        assert_eq!(NewReno::new(1460, None).cwnd, 4380);
+        // MSS 536: min(2144, 4380) = 2144 B = 4 segments.
+        assert_eq!(NewReno::new(536, None).cwnd, 2144);
+        assert_eq!(NewReno::new(1000, Some(10)).cwnd, 10_000);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_mss_per_window() {
+        let mut c = NewReno::new(1000, Some(10));
+        c.ssthresh = 10_000;
+        for _ in 0..10 {
+            c.on_ack(1000);
+        }
+        assert_eq!(c.cwnd, 11_000, "one window of ACKs grows cwnd by exactly one MSS");
+        c.halve(11_000);
+        assert_eq!(c.ssthresh, 5_500);
+        c.on_timeout(1_000);
+        assert_eq!((c.cwnd, c.ssthresh), (1000, 2000), "ssthresh never below 2 MSS");
+    }
+}

@@ -1,0 +1,360 @@
+//! TCP endpoint tests in the smoltcp style: time is always explicit, segments are built by
+//! hand, and each assertion names the rule it checks.
+
+use super::socket::{window_shift_for, Segment, State, TcpConfig, TcpSocket};
+use lasthop_core::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader};
+use lasthop_core::{Duration, Time};
+
+const MSS: u32 = 1000;
+const CLIENT_ISS: SeqNum = SeqNum(1_000);
+const SERVER_ISS: SeqNum = SeqNum(50_000);
+
+fn ms(t: u64) -> Time {
+    Time(t * 1_000_000)
+}
+
+fn cfg() -> TcpConfig {
+    TcpConfig {
+        mss: MSS,
+        initial_cwnd_segments: Some(10),
+        window_scale: false,
+        delayed_ack: None,
+        nagle: false,
+        send_buffer: 1_000_000,
+        recv_buffer: 60_000,
+        ..TcpConfig::default()
+    }
+}
+
+/// A segment from the peer (server) acknowledging `ack` with window `wnd` bytes.
+fn ack(ack: u32, wnd: u16) -> Segment {
+    Segment {
+        hdr: TcpHeader { seq: SERVER_ISS + 1, ack: SeqNum(ack), flags: TcpFlags(TcpFlags::ACK), window: wnd, ..TcpHeader::default() },
+        payload_len: 0,
+    }
+}
+
+/// A data segment from the client at `seq` of `len` bytes.
+fn data(seq: u32, len: u32) -> Segment {
+    Segment {
+        hdr: TcpHeader {
+            seq: SeqNum(seq),
+            ack: SERVER_ISS + 1,
+            flags: TcpFlags(TcpFlags::ACK),
+            window: 60_000,
+            ..TcpHeader::default()
+        },
+        payload_len: len,
+    }
+}
+
+/// Runs the three-way handshake between a client and a server with `cfg`, at t = 0 and 10 ms.
+fn established(client_cfg: TcpConfig, server_cfg: TcpConfig) -> (TcpSocket, TcpSocket) {
+    let mut c = TcpSocket::new(client_cfg, CLIENT_ISS);
+    let mut s = TcpSocket::new(server_cfg, SERVER_ISS);
+    let mut out = Vec::new();
+    s.listen();
+    c.connect(ms(0), &mut out);
+    let syn = out.pop().expect("SYN sent");
+    assert!(syn.hdr.flags.has(TcpFlags::SYN));
+    s.on_segment(ms(5), &syn, &mut out);
+    let synack = out.pop().expect("SYN-ACK sent");
+    assert!(synack.hdr.flags.has(TcpFlags::SYN) && synack.hdr.flags.has(TcpFlags::ACK));
+    c.on_segment(ms(10), &synack, &mut out);
+    let ack = out.pop().expect("ACK of SYN-ACK sent");
+    s.on_segment(ms(15), &ack, &mut out);
+    assert_eq!(c.state(), State::Established);
+    assert_eq!(s.state(), State::Established);
+    (c, s)
+}
+
+/// A client with `segments` full segments sent, ACK clock not yet started.
+fn sender_with_flight(segments: u32) -> (TcpSocket, Vec<Segment>) {
+    let (mut c, _) = established(cfg(), cfg());
+    let mut out = Vec::new();
+    c.write(ms(20), (segments * MSS) as u64, &mut out);
+    assert_eq!(out.len(), segments as usize, "initial window of 10 segments sends them all");
+    (c, out)
+}
+
+fn base() -> u32 {
+    CLIENT_ISS.0 + 1
+}
+
+#[test]
+fn handshake_negotiates_mss_sack_and_window_scale() {
+    let big = TcpConfig { window_scale: true, sack: true, recv_buffer: 1 << 20, ..cfg() };
+    let mut c = TcpSocket::new(big.clone(), CLIENT_ISS);
+    let mut out = Vec::new();
+    c.connect(ms(0), &mut out);
+    let syn = out[0].hdr;
+    assert_eq!(syn.mss, Some(MSS as u16));
+    // 1 MiB needs a shift of 5: 2^20 >> 4 = 65 536 > 65 535, >> 5 fits.
+    assert_eq!(syn.wscale, Some(5));
+    assert_eq!(window_shift_for(1 << 20), 5);
+    assert!(syn.sack_permitted);
+    // RFC 7323 §2.2: the SYN's own window is not scaled.
+    assert_eq!(syn.window, 65_535);
+    let (mut c, mut s) = established(big.clone(), big);
+    assert_eq!(c.peer_window(), 65_535, "until the first non-SYN segment the window is unscaled");
+    let mut out = Vec::new();
+    c.write(ms(20), MSS as u64, &mut out);
+    s.on_segment(ms(25), &out.pop().unwrap(), &mut out);
+    let a = out.pop().unwrap();
+    assert_eq!(a.hdr.window as u64, ((1 << 20) - MSS as u64) >> 5, "scaled window field");
+    c.on_segment(ms(30), &a, &mut out);
+    // The peer advertised ≈ 1 MiB through a scaled field: the client must see all of it.
+    assert_eq!(c.peer_window(), ((1u64 << 20) - MSS as u64) >> 5 << 5);
+}
+
+#[test]
+fn three_duplicate_acks_trigger_fast_retransmit() {
+    let (mut c, _) = sender_with_flight(10);
+    let mut out = Vec::new();
+    // Segment 1 (bytes base..base+1000) is ACKed, segment 2 is lost: the receiver repeats
+    // ACK base+1000 for segments 3, 4, 5.
+    c.on_segment(ms(120), &ack(base() + MSS, 60_000), &mut out);
+    out.clear();
+    c.on_segment(ms(121), &ack(base() + MSS, 60_000), &mut out);
+    c.on_segment(ms(122), &ack(base() + MSS, 60_000), &mut out);
+    assert!(out.iter().all(|s| s.hdr.seq != SeqNum(base() + MSS)), "two duplicate ACKs are not enough");
+    let flight = c.flight_size();
+    c.on_segment(ms(123), &ack(base() + MSS, 60_000), &mut out);
+    assert_eq!(out[0].hdr.seq, SeqNum(base() + MSS), "third duplicate ACK retransmits the lost segment");
+    assert_eq!(out[0].payload_len, MSS);
+    assert!(c.in_recovery());
+    // RFC 5681 eq. 4 and RFC 6582: ssthresh = FlightSize/2, cwnd = ssthresh + 3 SMSS.
+    assert_eq!(c.ssthresh(), flight / 2);
+    assert_eq!(c.cwnd(), flight / 2 + 3 * MSS as u64);
+    assert_eq!(c.stats.fast_retransmits, 1);
+}
+
+#[test]
+fn partial_ack_keeps_recovery_and_retransmits_next_hole() {
+    let (mut c, _) = sender_with_flight(10);
+    let mut out = Vec::new();
+    // Segments 2 and 5 lost.
+    c.on_segment(ms(120), &ack(base() + MSS, 60_000), &mut out);
+    for t in 121..124 {
+        c.on_segment(ms(t), &ack(base() + MSS, 60_000), &mut out);
+    }
+    assert!(c.in_recovery());
+    out.clear();
+    // The retransmitted segment 2 arrives: the cumulative ACK stops at the next hole, segment 5
+    // (base + 4000), below `recover` (base + 10000): a partial ACK.
+    let cwnd_before = c.cwnd();
+    c.on_segment(ms(200), &ack(base() + 4 * MSS, 60_000), &mut out);
+    assert!(c.in_recovery(), "a partial ACK must not end fast recovery");
+    assert_eq!(out[0].hdr.seq, SeqNum(base() + 4 * MSS), "partial ACK retransmits the next hole");
+    // Deflate by the 3000 bytes acknowledged, add back one SMSS (RFC 6582 §3.2 step 5).
+    assert_eq!(c.cwnd(), cwnd_before - 3 * MSS as u64 + MSS as u64);
+    // The full ACK ends recovery with cwnd = min(ssthresh, FlightSize + SMSS).
+    out.clear();
+    let ssthresh = c.ssthresh();
+    c.on_segment(ms(280), &ack(base() + 10 * MSS, 60_000), &mut out);
+    assert!(!c.in_recovery());
+    assert!(c.cwnd() <= ssthresh);
+}
+
+#[test]
+fn rto_doubles_on_each_backoff() {
+    let (mut c, _) = established(cfg(), cfg());
+    let mut out = Vec::new();
+    c.write(ms(20), MSS as u64, &mut out);
+    assert_eq!(out.len(), 1);
+    // The handshake gave one RTT sample of 10 ms: RTO = max(1 s minimum, 10 + 4·5 ms) = 1 s.
+    assert_eq!(c.rto(), Duration::from_secs(1));
+    assert_eq!(c.poll_deadline(), Some(ms(1020)));
+    out.clear();
+    c.on_timer(ms(1020), &mut out);
+    assert_eq!(out.len(), 1, "timeout retransmits");
+    assert_eq!(out[0].hdr.seq, SeqNum(base()));
+    assert_eq!(c.rto(), Duration::from_secs(2));
+    assert_eq!(c.poll_deadline(), Some(ms(3020)), "next timeout 2 s later");
+    out.clear();
+    c.on_timer(ms(3020), &mut out);
+    assert_eq!(c.rto(), Duration::from_secs(4));
+    assert_eq!(c.poll_deadline(), Some(ms(7020)));
+    // After an RTO the loss window is one segment (RFC 5681 §3.1).
+    assert_eq!(c.cwnd(), MSS as u64);
+    assert_eq!(c.stats.timeouts, 2);
+}
+
+#[test]
+fn zero_window_starts_persist_probes() {
+    let (mut c, _) = established(cfg(), cfg());
+    let mut out = Vec::new();
+    c.write(ms(20), 2 * MSS as u64, &mut out);
+    assert_eq!(out.len(), 2);
+    out.clear();
+    // The receiver acknowledges everything but its buffer is full: window 0.
+    c.on_segment(ms(100), &ack(base() + 2 * MSS, 0), &mut out);
+    c.write(ms(101), 5 * MSS as u64, &mut out);
+    assert!(out.iter().all(|s| s.payload_len == 0), "no data into a zero window");
+    let probe_at = c.poll_deadline().expect("persist timer armed");
+    assert_eq!(probe_at, ms(1101), "first probe after one RTO (1 s)");
+    c.on_timer(probe_at, &mut out);
+    assert_eq!(c.stats.persist_probes, 1);
+    let probe = out.last().unwrap();
+    assert_eq!(probe.payload_len, 0);
+    assert_eq!(probe.hdr.seq, SeqNum(base() + 2 * MSS - 1), "Linux-style probe: SND.UNA − 1");
+    // Still zero: the next probe is backed off to 2 s.
+    out.clear();
+    c.on_segment(ms(1150), &ack(base() + 2 * MSS, 0), &mut out);
+    assert_eq!(c.poll_deadline(), Some(ms(3101)), "probe interval doubles");
+    // The window opens: data flows at once and the persist timer stops.
+    c.on_segment(ms(1200), &ack(base() + 2 * MSS, 10_000), &mut out);
+    assert!(out.iter().any(|s| s.payload_len == MSS && s.hdr.seq == SeqNum(base() + 2 * MSS)));
+}
+
+#[test]
+fn karn_skips_samples_from_retransmitted_segments() {
+    let (mut c, _) = established(cfg(), cfg());
+    let samples_after_handshake = c.stats.rtt_samples;
+    assert_eq!(samples_after_handshake, 1, "the SYN/SYN-ACK exchange gives one sample");
+    let srtt = c.srtt();
+    let mut out = Vec::new();
+    c.write(ms(20), MSS as u64, &mut out);
+    c.on_timer(ms(1020), &mut out); // retransmission
+    // The ACK arrives 1.5 s after the first transmission: ambiguous, so no sample.
+    c.on_segment(ms(1520), &ack(base() + MSS, 60_000), &mut out);
+    assert_eq!(c.stats.rtt_samples, samples_after_handshake, "no sample from a retransmitted segment");
+    assert_eq!(c.srtt(), srtt);
+    // A fresh segment is timed again.
+    c.write(ms(1600), MSS as u64, &mut out);
+    c.on_segment(ms(1650), &ack(base() + 2 * MSS, 60_000), &mut out);
+    assert_eq!(c.stats.rtt_samples, samples_after_handshake + 1);
+}
+
+#[test]
+fn receiver_acks_every_second_segment_or_on_the_timer() {
+    let rcfg = TcpConfig { delayed_ack: Some(Duration::from_millis(200)), ..cfg() };
+    let (_, mut s) = established(cfg(), rcfg);
+    let mut out = Vec::new();
+    s.on_segment(ms(20), &data(base(), MSS), &mut out);
+    assert!(out.is_empty(), "first full segment: ACK delayed");
+    assert_eq!(s.poll_deadline(), Some(ms(220)));
+    s.on_segment(ms(21), &data(base() + MSS, MSS), &mut out);
+    assert_eq!(out.len(), 1, "second full segment: ACK at once (RFC 5681 §4.2)");
+    assert_eq!(out[0].hdr.ack, SeqNum(base() + 2 * MSS));
+    out.clear();
+    s.on_segment(ms(30), &data(base() + 2 * MSS, MSS), &mut out);
+    assert!(out.is_empty());
+    s.on_timer(ms(230), &mut out);
+    assert_eq!(out.len(), 1, "delayed-ACK timer fires 200 ms later");
+}
+
+#[test]
+fn out_of_order_segment_gets_an_immediate_duplicate_ack_with_sack() {
+    let scfg = TcpConfig { sack: true, delayed_ack: Some(Duration::from_millis(200)), ..cfg() };
+    let (_, mut s) = established(scfg.clone(), scfg);
+    let mut out = Vec::new();
+    s.on_segment(ms(20), &data(base() + MSS, MSS), &mut out);
+    assert_eq!(out.len(), 1, "out-of-order data is acknowledged at once");
+    let h = out[0].hdr;
+    assert_eq!(h.ack, SeqNum(base()), "duplicate ACK for the missing byte");
+    assert_eq!(h.sack_blocks(), &[SackBlock { start: SeqNum(base() + MSS), end: SeqNum(base() + 2 * MSS) }]);
+    out.clear();
+    s.on_segment(ms(25), &data(base(), MSS), &mut out);
+    assert_eq!(out.len(), 1, "filling the hole is acknowledged at once");
+    assert_eq!(out[0].hdr.ack, SeqNum(base() + 2 * MSS));
+    assert_eq!(out[0].hdr.sack_len, 0);
+    assert_eq!(s.readable(), 2 * MSS as u64);
+}
+
+#[test]
+fn advertised_window_collapses_when_the_application_does_not_read() {
+    // 8 000-byte receive buffer, an application that never reads: the window shrinks by each
+    // segment and reaches zero (paper 000's 32 581 B -> 686 B collapse in miniature).
+    let rcfg = TcpConfig { recv_buffer: 8_000, ..cfg() };
+    let (_, mut s) = established(cfg(), rcfg);
+    let mut out = Vec::new();
+    let mut windows = Vec::new();
+    for i in 0..8 {
+        s.on_segment(ms(20 + i), &data(base() + i as u32 * MSS, MSS), &mut out);
+        windows.push(out.last().unwrap().hdr.window);
+    }
+    assert_eq!(windows, vec![7000, 6000, 5000, 4000, 3000, 2000, 1000, 0]);
+    assert_eq!(s.stats.zero_windows_advertised, 1);
+    // Reading 500 B opens less than min(buffer/2, MSS): no update (receiver SWS avoidance).
+    out.clear();
+    s.read(ms(50), 500, &mut out);
+    assert!(out.is_empty(), "no window update for a sliver");
+    s.read(ms(51), 3_500, &mut out);
+    assert_eq!(out.len(), 1, "window update once the window opened usefully");
+    assert_eq!(out[0].hdr.window, 4000);
+}
+
+#[test]
+fn fin_teardown_closes_both_sides() {
+    let (mut c, mut s) = established(cfg(), cfg());
+    let mut out = Vec::new();
+    c.write(ms(20), 500, &mut out);
+    c.close(ms(20), &mut out);
+    assert_eq!(out.len(), 2, "the data went at once (Nagle off), the FIN follows alone");
+    assert!(out[1].hdr.flags.has(TcpFlags::FIN));
+    assert_eq!(c.state(), State::FinWait1);
+    let segs: Vec<Segment> = out.drain(..).collect();
+    // Deliver the FIN first: it is remembered until the data before it arrives.
+    s.on_segment(ms(29), &segs[1], &mut out);
+    assert_eq!(s.state(), State::Established, "a FIN beyond a hole is not processed yet");
+    s.on_segment(ms(30), &segs[0], &mut out);
+    assert_eq!(s.state(), State::CloseWait);
+    assert_eq!(s.readable(), 500);
+    let ack_of_fin = out.pop().unwrap();
+    assert_eq!(ack_of_fin.hdr.ack, SeqNum(base() + 501), "FIN consumes one sequence number");
+    c.on_segment(ms(40), &ack_of_fin, &mut out);
+    assert_eq!(c.state(), State::FinWait2);
+    assert!(c.all_acked());
+    s.close(ms(41), &mut out);
+    let fin = out.pop().unwrap();
+    assert_eq!(s.state(), State::LastAck);
+    c.on_segment(ms(50), &fin, &mut out);
+    assert_eq!(c.state(), State::TimeWait);
+    s.on_segment(ms(60), &out.pop().unwrap(), &mut out);
+    assert_eq!(s.state(), State::Closed);
+}
+
+#[test]
+fn nagle_holds_small_segments_while_data_is_unacknowledged() {
+    let ccfg = TcpConfig { nagle: true, ..cfg() };
+    let (mut c, _) = established(ccfg, cfg());
+    let mut out = Vec::new();
+    c.write(ms(20), 100, &mut out);
+    assert_eq!(out.len(), 1, "nothing in flight: the small segment goes");
+    c.write(ms(21), 100, &mut out);
+    assert_eq!(out.len(), 1, "Nagle holds the second small segment");
+    c.on_segment(ms(60), &ack(base() + 100, 60_000), &mut out);
+    assert_eq!(out.len(), 2, "sent once the first is acknowledged");
+    assert_eq!(out[1].payload_len, 100);
+}
+
+#[test]
+fn sack_recovery_retransmits_only_the_holes() {
+    let scfg = TcpConfig { sack: true, ..cfg() };
+    let (mut c, _) = established(scfg.clone(), scfg);
+    let mut out = Vec::new();
+    c.write(ms(20), 10 * MSS as u64, &mut out);
+    out.clear();
+    // Segments 1 and 3 lost; 2, 4, 5, 6 arrive and are SACKed.
+    let sack_ack = |blocks: &[(u32, u32)]| {
+        let mut s = ack(base(), 60_000);
+        for (i, &(a, b)) in blocks.iter().enumerate() {
+            s.hdr.sack[i] = SackBlock { start: SeqNum(base() + a * MSS), end: SeqNum(base() + b * MSS) };
+        }
+        s.hdr.sack_len = blocks.len() as u8;
+        s
+    };
+    c.on_segment(ms(120), &sack_ack(&[(1, 2)]), &mut out);
+    c.on_segment(ms(121), &sack_ack(&[(3, 4), (1, 2)]), &mut out);
+    c.on_segment(ms(122), &sack_ack(&[(3, 5), (1, 2)]), &mut out);
+    assert!(c.in_recovery(), "3 SACKed segments above the hole: IsLost (RFC 6675)");
+    // Only two segments are SACKed above hole 3, so IsLost(3) is false and it waits; and pipe
+    // (1 retransmitted + 5 outstanding = 6000 B) exceeds cwnd = ssthresh = 5000 B.
+    assert!(out.iter().all(|s| s.hdr.seq.0 != base() + 2 * MSS));
+    c.on_segment(ms(123), &sack_ack(&[(3, 6), (1, 2)]), &mut out);
+    assert!(out.iter().all(|s| s.hdr.seq.0 != base() + 2 * MSS), "lost now, but pipe = cwnd");
+    c.on_segment(ms(124), &sack_ack(&[(3, 7), (1, 2)]), &mut out);
+    let rexmits: Vec<u32> = out.iter().filter(|s| s.hdr.seq.0 < base() + 10 * MSS).map(|s| (s.hdr.seq.0 - base()) / MSS).collect();
+    assert_eq!(rexmits, vec![0, 2], "both holes retransmitted, SACKed data is not");
+}
