@@ -147,7 +147,7 @@ fn new_histogram() -> Histogram<u32> {
 const HIST_MAX_NS: u64 = 3_600_000_000_000;
 
 fn ms(ns: f64) -> f64 {
-    ns * 1e-6
+    ns / 1e6
 }
 
 impl FlowMeter {
@@ -341,7 +341,7 @@ impl FlowMeter {
             .map(|i| {
                 let a = self.intervals.get(i).copied().unwrap_or_default();
                 IntervalRow {
-                    t_start_s: (i as u64 * self.interval.0) as f64 * 1e-9,
+                    t_start_s: (i as u64 * self.interval.0) as f64 / 1e9,
                     tx_packets: a.tx_packets,
                     rx_packets: a.rx_packets,
                     lost_packets: a.lost_packets,

@@ -21,7 +21,7 @@ impl Time {
         self.0
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Time elapsed since `earlier`, zero if `earlier` is later.
     pub fn since(self, earlier: Time) -> Duration {
@@ -48,10 +48,10 @@ impl Duration {
         self.0
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     pub fn as_millis_f64(self) -> f64 {
-        self.0 as f64 * 1e-6
+        self.0 as f64 / 1e6
     }
 }
 

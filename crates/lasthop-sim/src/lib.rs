@@ -1,2 +1,22 @@
 //! lasthop-sim — the *simulate* world: a deterministic packet-level discrete-event simulator.
+//!
+//! Map of the crate:
+//! - [`scenario`] the TOML scenario schema (serde), overrides, validation, JSON Schema
+//! - [`engine`]   the event queue ordered by (time, insertion sequence) and the event enum
+//! - [`net`]      packet arena and point-to-point channels (DropTail, serialization, loss)
+//! - [`tcp`]      the sans-I/O TCP endpoint: NewReno, SACK/RFC 6675, RTO, persist, delayed ACK
+//! - [`apps`]     CBR, on/off, bulk and file-transfer applications
+//! - [`sim`]      the simulation: builder, dispatch loop, results
+//! - [`results`]  summary + column tables, independent of file formats
+
+pub mod apps;
+pub mod engine;
+pub mod net;
+pub mod results;
+pub mod scenario;
+pub mod sim;
 pub mod tcp;
+
+pub use results::{Column, RunOutput, Table};
+pub use scenario::{Scenario, ScenarioError};
+pub use sim::{run_scenario, Simulation};

@@ -1,0 +1,17 @@
+//! `cargo run --release -p lasthop-sim --example run -- scenarios/dumbbell.toml` prints the summary.
+fn main() {
+    let path = std::env::args().nth(1).unwrap_or_else(|| "scenarios/dumbbell.toml".into());
+    let s = match lasthop_sim::Scenario::from_path(std::path::Path::new(&path), &[]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let t = std::time::Instant::now();
+    let out = lasthop_sim::run_scenario(s);
+    let mut v = out.summary.clone();
+    v["scenario"] = serde_json::Value::Null;
+    println!("{}", serde_json::to_string_pretty(&v).unwrap());
+    eprintln!("wall {:?}", t.elapsed());
+}

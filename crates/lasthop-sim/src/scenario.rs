@@ -1,0 +1,651 @@
+//! The scenario file format (TOML), declared once with serde: every field has its unit in its
+//! type, its default as a named constant, and `deny_unknown_fields`. The JSON Schema published in
+//! `schema/scenario.schema.json` is generated from these types ([`json_schema`]).
+//!
+//! Loading is three steps: parse TOML (syntax errors carry a line), apply `--set` overrides on
+//! the document, deserialize and then validate cross-references (node names, reachability,
+//! sizes against the MTU). Every error names the file, the field and what would be valid.
+
+use lasthop_core::units::{BitRate, Bytes, QueueLimit};
+use lasthop_core::Duration;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use toml::Spanned;
+
+pub const DEFAULT_SEED: u64 = 1;
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
+pub const DEFAULT_QUEUE: QueueLimit = QueueLimit::Packets(100);
+pub const DEFAULT_MTU: Bytes = Bytes(1500);
+/// Smallest MTU an IPv4 link may have (RFC 791: every host must accept 68-byte datagrams).
+pub const MIN_MTU: u64 = 68;
+pub const DEFAULT_TCP_BUFFER: Bytes = Bytes(128 * 1024);
+pub const DEFAULT_DELAYED_ACK: Duration = Duration::from_millis(200);
+pub const DEFAULT_RTO_INITIAL: Duration = Duration::from_secs(1);
+pub const DEFAULT_RTO_MIN: Duration = Duration::from_secs(1);
+pub const DEFAULT_RTO_MAX: Duration = Duration::from_secs(60);
+
+fn default_seed() -> u64 {
+    DEFAULT_SEED
+}
+fn default_interval() -> Duration {
+    DEFAULT_INTERVAL
+}
+fn default_queue() -> QueueLimit {
+    DEFAULT_QUEUE
+}
+fn default_mtu() -> Bytes {
+    DEFAULT_MTU
+}
+fn default_true() -> bool {
+    true
+}
+fn default_buffer() -> Bytes {
+    DEFAULT_TCP_BUFFER
+}
+fn default_delayed_ack() -> Duration {
+    DEFAULT_DELAYED_ACK
+}
+fn default_rto_initial() -> Duration {
+    DEFAULT_RTO_INITIAL
+}
+fn default_rto_min() -> Duration {
+    DEFAULT_RTO_MIN
+}
+fn default_rto_max() -> Duration {
+    DEFAULT_RTO_MAX
+}
+fn default_dupthresh() -> u32 {
+    3
+}
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub simulation: Simulation,
+    #[serde(default)]
+    pub nodes: Vec<Node>,
+    #[serde(default)]
+    pub links: Vec<Link>,
+    #[serde(default)]
+    pub flows: Vec<Flow>,
+    #[serde(default)]
+    pub probes: Probes,
+}
+
+/// Run-wide settings.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Simulation {
+    /// A name for reports; defaults to the file name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Simulated time to run, e.g. "30s".
+    pub duration: Duration,
+    /// Seed from which every random stream is derived.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Width of the per-interval time series (default "100ms").
+    #[serde(default = "default_interval")]
+    pub interval: Duration,
+}
+
+/// A host or router.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    pub name: String,
+}
+
+/// A full-duplex point-to-point link; each direction has its own queue and loss process.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    /// Defaults to "A-B".
+    #[serde(default)]
+    pub name: Option<String>,
+    #[schemars(with = "String")]
+    pub a: Spanned<String>,
+    #[schemars(with = "String")]
+    pub b: Spanned<String>,
+    /// Transmission rate of each direction, e.g. "10Mbps".
+    pub rate: BitRate,
+    /// One-way propagation delay, e.g. "24ms".
+    pub delay: Duration,
+    /// DropTail limit of each direction's queue: "100p" (packets) or "64KiB" (bytes).
+    #[serde(default = "default_queue")]
+    pub queue: QueueLimit,
+    /// Largest IP packet the link carries.
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// Bernoulli loss probability in both directions (0..1).
+    #[serde(default)]
+    pub loss: f64,
+    /// Loss probability a -> b, overriding `loss`.
+    #[serde(default)]
+    pub loss_a_to_b: Option<f64>,
+    /// Loss probability b -> a, overriding `loss`.
+    #[serde(default)]
+    pub loss_b_to_a: Option<f64>,
+}
+
+impl Link {
+    pub fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| format!("{}-{}", self.a.get_ref(), self.b.get_ref()))
+    }
+}
+
+/// Transport protocol of a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Tcp,
+    Udp,
+}
+
+/// A traffic flow from `src` to `dst`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    pub name: String,
+    #[schemars(with = "String")]
+    pub src: Spanned<String>,
+    #[schemars(with = "String")]
+    pub dst: Spanned<String>,
+    /// When the application starts (default "0s").
+    #[serde(default)]
+    pub start: Duration,
+    /// When the application stops sending (default: the end of the run).
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// tcp or udp; defaults to tcp for bulk and file, udp for cbr and onoff.
+    #[serde(default)]
+    pub transport: Option<Transport>,
+    /// DiffServ code point written in the IP header (0..63).
+    #[serde(default)]
+    pub dscp: u8,
+    pub app: App,
+    /// TCP parameters (TCP flows only).
+    #[serde(default)]
+    pub tcp: Option<TcpParams>,
+}
+
+impl Flow {
+    pub fn transport(&self) -> Transport {
+        self.transport.unwrap_or(match self.app {
+            App::Bulk { .. } | App::File { .. } => Transport::Tcp,
+            App::Cbr { .. } | App::Onoff { .. } => Transport::Udp,
+        })
+    }
+}
+
+/// Distribution of on/off period lengths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Periods {
+    Constant,
+    Exponential,
+}
+
+/// The application that drives a flow.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum App {
+    /// Greedy sender; with `bytes`, stops after that many and records its completion time.
+    Bulk {
+        #[serde(default)]
+        bytes: Option<Bytes>,
+    },
+    /// One transfer of `bytes`; its response time is recorded.
+    File { bytes: Bytes },
+    /// Constant bit rate: `size` payload bytes every `interval`.
+    Cbr { size: Bytes, interval: Duration },
+    /// On/off source: while on, `size`-byte packets at `rate`.
+    Onoff {
+        size: Bytes,
+        rate: BitRate,
+        on: Duration,
+        off: Duration,
+        #[serde(default = "default_periods")]
+        periods: Periods,
+    },
+}
+
+fn default_periods() -> Periods {
+    Periods::Constant
+}
+
+/// TCP parameters; defaults follow the RFCs (see each constant).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpParams {
+    /// Only "newreno" for now.
+    #[serde(default = "default_variant")]
+    pub variant: String,
+    /// Maximum segment size; default MTU − 40 of the first link.
+    #[serde(default)]
+    pub mss: Option<Bytes>,
+    /// SACK (RFC 2018) with RFC 6675 recovery. Off by default: the papers' NewReno has none.
+    #[serde(default)]
+    pub sack: bool,
+    /// Initial window in segments; default RFC 5681 §3.1.
+    #[serde(default)]
+    pub initial_cwnd: Option<u32>,
+    /// Delayed-ACK timer (RFC 1122: below 500 ms; default 200 ms as in BSD and ns-3).
+    #[serde(default = "default_delayed_ack")]
+    pub delayed_ack: Duration,
+    /// false acknowledges every segment at once.
+    #[serde(default = "default_true")]
+    pub delayed_ack_enabled: bool,
+    #[serde(default = "default_true")]
+    pub nagle: bool,
+    #[serde(default = "default_buffer")]
+    pub send_buffer: Bytes,
+    #[serde(default = "default_buffer")]
+    pub receive_buffer: Bytes,
+    /// RFC 7323 window scaling.
+    #[serde(default = "default_true")]
+    pub window_scale: bool,
+    #[serde(default = "default_rto_initial")]
+    pub rto_initial: Duration,
+    #[serde(default = "default_rto_min")]
+    pub rto_min: Duration,
+    #[serde(default = "default_rto_max")]
+    pub rto_max: Duration,
+    #[serde(default = "default_dupthresh")]
+    pub dupack_threshold: u32,
+    /// Rate at which the receiving application reads (default: as fast as data arrives).
+    #[serde(default)]
+    pub read_rate: Option<BitRate>,
+    /// Bytes per application read when `read_rate` is set (default 8KiB).
+    #[serde(default)]
+    pub read_size: Option<Bytes>,
+}
+
+fn default_variant() -> String {
+    "newreno".into()
+}
+
+impl Default for TcpParams {
+    fn default() -> Self {
+        toml::from_str("").expect("all TCP fields have defaults")
+    }
+}
+
+/// What to record beyond the always-on per-flow and per-interval metrics.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Probes {
+    /// Links whose queue occupancy is traced (both directions).
+    #[serde(default)]
+    pub queues: Vec<String>,
+    /// TCP flows whose cwnd, ssthresh, windows, RTT and RTO are traced.
+    #[serde(default)]
+    pub tcp: Vec<String>,
+    /// Flows with one record per received packet.
+    #[serde(default)]
+    pub packets: Vec<String>,
+}
+
+/// A scenario that failed to load: the file and every problem found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{}: {}", self.file, p)?;
+        }
+        Ok(())
+    }
+}
+impl std::error::Error for ScenarioError {}
+
+fn line_of(src: &str, offset: usize) -> usize {
+    src[..offset.min(src.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// Applies `dotted.path=value` overrides to a TOML document. Array elements are addressed by
+/// index (`flows.0.start`) or by their `name` (`links.bottleneck.rate`). The value is read as a
+/// TOML literal (`0.01`, `true`, `"x"`) and otherwise taken as a string (`10ms`).
+pub fn apply_overrides(src: &str, overrides: &[(String, String)]) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = src.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
+    for (path, raw) in overrides {
+        let value: toml_edit::Value = match format!("v = {raw}").parse::<toml_edit::DocumentMut>() {
+            Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| raw.as_str().into()),
+            Err(_) => raw.as_str().into(),
+        };
+        set_path(doc.as_item_mut(), path, value).map_err(|e| format!("--set {path}={raw}: {e}"))?;
+    }
+    Ok(doc.to_string())
+}
+
+fn set_path(root: &mut toml_edit::Item, path: &str, value: toml_edit::Value) -> Result<(), String> {
+    let parts: Vec<&str> = path.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err("empty path segment".into());
+    }
+    let table = root.as_table_like_mut().ok_or("the document is not a table")?;
+    set_in_table(table, &parts, value)
+}
+
+fn set_in_table(table: &mut dyn toml_edit::TableLike, parts: &[&str], value: toml_edit::Value) -> Result<(), String> {
+    let (head, rest) = parts.split_first().expect("paths are never empty");
+    if rest.is_empty() {
+        table.insert(head, toml_edit::Item::Value(value));
+        return Ok(());
+    }
+    if table.get(head).is_none() {
+        table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
+    }
+    let item = table.get_mut(head).expect("present");
+    if let Some(arr) = item.as_array_of_tables_mut() {
+        let (sel, rest) = rest.split_first().expect("checked above");
+        let idx = match sel.parse::<usize>() {
+            Ok(n) if n < arr.len() => n,
+            Ok(n) => return Err(format!("{head}: index {n} is out of range (there are {})", arr.len())),
+            Err(_) => arr
+                .iter()
+                .position(|t| t.get("name").and_then(|v| v.as_str()) == Some(*sel))
+                .ok_or_else(|| format!("{head}: no element named {sel:?}"))?,
+        };
+        if rest.is_empty() {
+            return Err("cannot replace a whole table".into());
+        }
+        return set_in_table(arr.get_mut(idx).expect("index checked"), rest, value);
+    }
+    let inner = item.as_table_like_mut().ok_or_else(|| format!("{head:?} is a value, not a table"))?;
+    set_in_table(inner, rest, value)
+}
+
+impl Scenario {
+    /// Parses and validates a scenario. `file` is used in messages only.
+    pub fn from_toml_str(src: &str, file: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        let err = |p: String| ScenarioError { file: file.to_string(), problems: vec![p] };
+        let text = if overrides.is_empty() { src.to_string() } else { apply_overrides(src, overrides).map_err(err)? };
+        let scenario: Scenario = toml::from_str(&text).map_err(|e| {
+            let line = e.span().map(|s| format!("line {}: ", line_of(&text, s.start))).unwrap_or_default();
+            err(format!("{line}{}", e.message().trim()))
+        })?;
+        let problems = scenario.validate(&text);
+        if problems.is_empty() {
+            Ok(scenario)
+        } else {
+            Err(ScenarioError { file: file.to_string(), problems })
+        }
+    }
+
+    pub fn from_path(path: &std::path::Path, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| ScenarioError { file: file.clone(), problems: vec![format!("cannot read the file: {e}")] })?;
+        Scenario::from_toml_str(&src, &file, overrides)
+    }
+
+    /// Cross-field checks that serde cannot express.
+    fn validate(&self, src: &str) -> Vec<String> {
+        let mut p = Vec::new();
+        let at = |s: &Spanned<String>| format!("line {}: ", line_of(src, s.span().start));
+        if self.simulation.duration.0 == 0 {
+            p.push("simulation.duration must be positive, e.g. \"30s\"".into());
+        }
+        if self.simulation.interval.0 == 0 {
+            p.push("simulation.interval must be positive, e.g. \"100ms\"".into());
+        }
+        let mut nodes = BTreeMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.name.is_empty() {
+                p.push(format!("nodes[{i}].name must not be empty"));
+            } else if nodes.insert(n.name.as_str(), i).is_some() {
+                p.push(format!("nodes[{i}].name {:?} is used twice; node names must be unique", n.name));
+            }
+        }
+        let known = nodes.keys().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ");
+        let check_node = |p: &mut Vec<String>, field: String, s: &Spanned<String>| {
+            if !nodes.contains_key(s.get_ref().as_str()) {
+                p.push(format!("{}{field} names unknown node {:?}; known nodes: {known}", at(s), s.get_ref()));
+            }
+        };
+        let mut link_names = BTreeMap::new();
+        for (i, l) in self.links.iter().enumerate() {
+            check_node(&mut p, format!("links[{i}].a"), &l.a);
+            check_node(&mut p, format!("links[{i}].b"), &l.b);
+            if l.a.get_ref() == l.b.get_ref() {
+                p.push(format!("{}links[{i}] connects {:?} to itself; a and b must differ", at(&l.a), l.a.get_ref()));
+            }
+            if l.mtu.0 < MIN_MTU {
+                p.push(format!("links[{i}].mtu {} is too small; valid: at least {MIN_MTU}B (RFC 791)", l.mtu));
+            }
+            for (field, v) in [("loss", Some(l.loss)), ("loss_a_to_b", l.loss_a_to_b), ("loss_b_to_a", l.loss_b_to_a)] {
+                if let Some(v) = v {
+                    if !(0.0..=1.0).contains(&v) || v.is_nan() {
+                        p.push(format!("links[{i}].{field} = {v} is not a probability; valid: 0 to 1"));
+                    }
+                }
+            }
+            if let QueueLimit::Packets(0) | QueueLimit::Bytes(0) = l.queue {
+                p.push(format!("links[{i}].queue must hold at least one packet"));
+            }
+            if link_names.insert(l.display_name(), i).is_some() {
+                p.push(format!("links[{i}] name {:?} is used twice; give the link a unique name", l.display_name()));
+            }
+        }
+        let topo = Topology::new(self);
+        let mut flow_names = BTreeMap::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let fid = format!("flows[{i}] ({:?})", f.name);
+            if flow_names.insert(f.name.as_str(), i).is_some() {
+                p.push(format!("{fid}: flow names must be unique"));
+            }
+            let before = p.len();
+            check_node(&mut p, format!("{fid}.src"), &f.src);
+            check_node(&mut p, format!("{fid}.dst"), &f.dst);
+            if p.len() == before {
+                if f.src.get_ref() == f.dst.get_ref() {
+                    p.push(format!("{}{fid}: src and dst are the same node", at(&f.src)));
+                } else if topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).is_none() {
+                    p.push(format!(
+                        "{}{fid}: no path from {:?} to {:?}; add links that connect them",
+                        at(&f.src),
+                        f.src.get_ref(),
+                        f.dst.get_ref()
+                    ));
+                }
+            }
+            if f.dscp > 63 {
+                p.push(format!("{fid}.dscp = {} is out of range; valid: 0 to 63", f.dscp));
+            }
+            if let Some(stop) = f.stop {
+                if stop <= f.start {
+                    p.push(format!("{fid}.stop ({stop}) must be after start ({})", f.start));
+                }
+            }
+            let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref());
+            self.validate_app(f, &fid, path_mtu, &mut p);
+        }
+        for q in &self.probes.queues {
+            if !link_names.contains_key(q) {
+                let known = link_names.keys().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ");
+                p.push(format!("probes.queues names unknown link {q:?}; known links: {known}"));
+            }
+        }
+        for (field, list) in [("tcp", &self.probes.tcp), ("packets", &self.probes.packets)] {
+            for name in list {
+                match self.flows.iter().find(|f| &f.name == name) {
+                    None => p.push(format!("probes.{field} names unknown flow {name:?}")),
+                    Some(f) if field == "tcp" && f.transport() != Transport::Tcp => {
+                        p.push(format!("probes.tcp names {name:?}, which is not a TCP flow"))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        p
+    }
+
+    fn validate_app(&self, f: &Flow, fid: &str, path_mtu: Option<u64>, p: &mut Vec<String>) {
+        let transport = f.transport();
+        match (&f.app, transport) {
+            (App::Bulk { .. } | App::File { .. }, Transport::Udp) => {
+                p.push(format!("{fid}.app: bulk and file transfers need transport = \"tcp\""))
+            }
+            (App::Onoff { .. }, Transport::Tcp) => p.push(format!("{fid}.app: onoff runs over udp only")),
+            _ => {}
+        }
+        match &f.app {
+            App::File { bytes } if bytes.0 == 0 => p.push(format!("{fid}.app.bytes must be positive")),
+            App::Bulk { bytes: Some(b) } if b.0 == 0 => p.push(format!("{fid}.app.bytes must be positive")),
+            App::Cbr { size, interval } => {
+                if size.0 == 0 {
+                    p.push(format!("{fid}.app.size must be positive"));
+                }
+                if interval.0 == 0 {
+                    p.push(format!("{fid}.app.interval must be positive"));
+                }
+            }
+            App::Onoff { size, on, .. } => {
+                if size.0 == 0 {
+                    p.push(format!("{fid}.app.size must be positive"));
+                }
+                if on.0 == 0 {
+                    p.push(format!("{fid}.app.on must be positive"));
+                }
+            }
+            _ => {}
+        }
+        if transport == Transport::Udp {
+            if f.tcp.is_some() {
+                p.push(format!("{fid}.tcp is set but the flow is UDP"));
+            }
+            let size = match &f.app {
+                App::Cbr { size, .. } | App::Onoff { size, .. } => size.0,
+                _ => 0,
+            };
+            if let Some(mtu) = path_mtu {
+                if size + 28 > mtu {
+                    p.push(format!(
+                        "{fid}.app.size {} plus 28 B of IP/UDP headers exceeds the path MTU {}; valid: at most {}B (no IP fragmentation is modelled)",
+                        Bytes(size),
+                        Bytes(mtu),
+                        mtu - 28
+                    ));
+                }
+            }
+        } else if let Some(t) = &f.tcp {
+            if t.variant != "newreno" {
+                p.push(format!("{fid}.tcp.variant {:?} is not known; valid: \"newreno\"", t.variant));
+            }
+            if let (Some(mss), Some(mtu)) = (t.mss, path_mtu) {
+                if mss.0 == 0 || mss.0 + 40 > mtu {
+                    p.push(format!(
+                        "{fid}.tcp.mss {mss} does not fit the path MTU {} minus 40 B of IP/TCP headers; valid: 1B to {}B",
+                        Bytes(mtu),
+                        mtu - 40
+                    ));
+                }
+            }
+            if t.receive_buffer.0 == 0 || t.send_buffer.0 == 0 {
+                p.push(format!("{fid}.tcp buffers must be positive"));
+            }
+            if t.rto_min > t.rto_max {
+                p.push(format!("{fid}.tcp.rto_min ({}) exceeds rto_max ({})", t.rto_min, t.rto_max));
+            }
+            if t.dupack_threshold == 0 {
+                p.push(format!("{fid}.tcp.dupack_threshold must be at least 1"));
+            }
+            if t.read_size.is_some_and(|s| s.0 == 0) {
+                p.push(format!("{fid}.tcp.read_size must be positive"));
+            }
+            if t.initial_cwnd == Some(0) {
+                p.push(format!("{fid}.tcp.initial_cwnd must be at least 1 segment"));
+            }
+        }
+    }
+
+    pub fn name(&self, fallback: &str) -> String {
+        self.simulation.name.clone().unwrap_or_else(|| fallback.to_string())
+    }
+}
+
+/// Node adjacency, used for validation (reachability, path MTU) and by the builder for routes.
+pub struct Topology {
+    pub names: Vec<String>,
+    /// For each node: (neighbour, link index, direction a->b?) in link order.
+    pub adj: Vec<Vec<(usize, usize, bool)>>,
+    mtus: Vec<u64>,
+}
+
+impl Topology {
+    pub fn new(s: &Scenario) -> Self {
+        let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
+        let idx = |n: &str| names.iter().position(|x| x == n);
+        let mut adj = vec![Vec::new(); names.len()];
+        let mut mtus = Vec::new();
+        for (li, l) in s.links.iter().enumerate() {
+            mtus.push(l.mtu.0);
+            if let (Some(a), Some(b)) = (idx(l.a.get_ref()), idx(l.b.get_ref())) {
+                if a != b {
+                    adj[a].push((b, li, true));
+                    adj[b].push((a, li, false));
+                }
+            }
+        }
+        Topology { names, adj, mtus }
+    }
+
+    pub fn index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|x| x == name)
+    }
+
+    /// Breadth-first shortest-hop next steps towards `dst`: `next[n] = (link, a->b?)`.
+    /// Ties go to the link listed first, so routes are deterministic.
+    pub fn routes_to(&self, dst: usize) -> Vec<Option<(usize, bool)>> {
+        let mut next = vec![None; self.names.len()];
+        let mut seen = vec![false; self.names.len()];
+        seen[dst] = true;
+        let mut frontier = std::collections::VecDeque::from([dst]);
+        while let Some(n) = frontier.pop_front() {
+            for &(m, link, a_to_b) in &self.adj[n] {
+                if !seen[m] {
+                    seen[m] = true;
+                    // m reaches n over `link` in the opposite direction of n -> m.
+                    next[m] = Some((link, !a_to_b));
+                    frontier.push_back(m);
+                }
+            }
+        }
+        next
+    }
+
+    /// Smallest MTU along the route, or None if `dst` is unreachable.
+    pub fn path_mtu(&self, src: &str, dst: &str) -> Option<u64> {
+        let (s, d) = (self.index(src)?, self.index(dst)?);
+        let routes = self.routes_to(d);
+        let mut n = s;
+        let mut mtu = u64::MAX;
+        while n != d {
+            let (link, a_to_b) = routes[n]?;
+            mtu = mtu.min(self.mtus[link]);
+            n = self.far_end(n, link, a_to_b);
+        }
+        Some(mtu)
+    }
+
+    fn far_end(&self, n: usize, link: usize, a_to_b: bool) -> usize {
+        self.adj[n].iter().find(|&&(_, l, dir)| l == link && dir == a_to_b).map(|&(m, _, _)| m).expect("route uses an adjacent link")
+    }
+}
+
+/// The JSON Schema of the scenario format.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    serde_json::to_string_pretty(&schema).expect("schema serializes")
+}

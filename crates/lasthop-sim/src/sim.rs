@@ -1,0 +1,811 @@
+//! The simulation: builds the network from a [`Scenario`], runs the event loop and collects
+//! results. One run is single-threaded and deterministic: same scenario and seed, same output.
+//!
+//! Packet path: an endpoint emits a packet at its node -> the route gives the outgoing channel ->
+//! DropTail admission -> serialization (`TxEnd`) -> link loss draw -> propagation (`Arrive`) ->
+//! forwarded again, or delivered to the flow's endpoint at the destination node. Flows are
+//! demultiplexed by the flow id carried in the packet (addresses and ports are still set, for
+//! mechanisms and captures that read them).
+
+use crate::apps::{Source, Transfer};
+use crate::engine::{End, Event, EventQueue};
+use crate::net::{Channel, PacketArena, QueueTrace};
+use crate::results::{Column, RunOutput, Table};
+use crate::scenario::{App, Scenario, Topology, Transport};
+use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
+use lasthop_core::metrics::{DropCause, FlowMeter};
+use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
+use lasthop_core::rng::RngStreams;
+use lasthop_core::units::Bytes;
+use lasthop_core::{Duration, Time};
+use rand_core::RngCore;
+use serde_json::{json, Value};
+
+const NO_ROUTE: u32 = u32::MAX;
+
+/// Default bytes per application read when a read rate is set (paper 000's 8 KiB buffer).
+pub const DEFAULT_READ_SIZE: Bytes = Bytes(8 * 1024);
+
+struct TcpFlow {
+    client: TcpSocket,
+    server: TcpSocket,
+    transfer: Transfer,
+    timer_at: [Option<Time>; 2],
+    read_rate: Option<lasthop_core::BitRate>,
+    read_size: u64,
+    read_total: u64,
+    completed_at: Option<Time>,
+    server_closed: bool,
+}
+
+enum FlowKind {
+    Udp(Source),
+    Tcp(Box<TcpFlow>),
+}
+
+/// One received or lost packet, when per-packet records are on.
+#[derive(Default)]
+struct PacketRecords {
+    pkt_seq: Vec<u64>,
+    sent_ns: Vec<u64>,
+    received_ns: Vec<Option<f64>>,
+    bytes: Vec<u64>,
+    outcome: Vec<String>,
+}
+
+struct FlowState {
+    name: String,
+    src: u32,
+    dst: u32,
+    sport: u16,
+    dport: u16,
+    dscp: u8,
+    start: Time,
+    stop: Time,
+    transport: Transport,
+    /// Data direction src -> dst.
+    forward: FlowMeter,
+    /// Reverse direction (TCP ACKs).
+    reverse: FlowMeter,
+    next_seq: [u32; 2],
+    kind: FlowKind,
+    records: Option<PacketRecords>,
+}
+
+pub struct Simulation {
+    scenario: Scenario,
+    now: Time,
+    end: Time,
+    interval: Duration,
+    events: EventQueue,
+    packets: PacketArena,
+    channels: Vec<Channel>,
+    /// routes[node * n + dst] = outgoing channel.
+    routes: Vec<u32>,
+    n_nodes: usize,
+    node_names: Vec<String>,
+    flows: Vec<FlowState>,
+    scratch: Vec<Segment>,
+    next_uid: u64,
+    events_processed: u64,
+}
+
+impl Simulation {
+    pub fn new(scenario: Scenario) -> Self {
+        let rng = RngStreams::new(scenario.simulation.seed);
+        let topo = Topology::new(&scenario);
+        let n = topo.names.len();
+        let mut channels = Vec::new();
+        for l in &scenario.links {
+            let name = l.display_name();
+            for (a_to_b, from, to, loss) in [
+                (true, l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss)),
+                (false, l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss)),
+            ] {
+                let cname = format!("{name}:{from}->{to}");
+                let traced = scenario.probes.queues.contains(&name);
+                let _ = a_to_b;
+                channels.push(Channel {
+                    rng: rng.stream(&format!("link/{cname}/loss")),
+                    name: cname,
+                    to: topo.index(to).expect("validated") as u32,
+                    rate: l.rate,
+                    delay: l.delay,
+                    limit: l.queue,
+                    loss,
+                    queue: Default::default(),
+                    queued_bytes: 0,
+                    in_service: None,
+                    max_queued_packets: 0,
+                    max_queued_bytes: 0,
+                    tx_packets: 0,
+                    queue_drops: 0,
+                    link_losses: 0,
+                    busy_ns: 0,
+                    trace: traced.then(QueueTrace::default),
+                });
+            }
+        }
+        let mut routes = vec![NO_ROUTE; n * n];
+        for dst in 0..n {
+            for (node, hop) in topo.routes_to(dst).into_iter().enumerate() {
+                if let Some((link, a_to_b)) = hop {
+                    routes[node * n + dst] = (2 * link + usize::from(!a_to_b)) as u32;
+                }
+            }
+        }
+        let end = Time(scenario.simulation.duration.0);
+        let interval = scenario.simulation.interval;
+        let mut sim = Simulation {
+            now: Time::ZERO,
+            end,
+            interval,
+            events: EventQueue::default(),
+            packets: PacketArena::default(),
+            channels,
+            routes,
+            n_nodes: n,
+            node_names: topo.names.clone(),
+            flows: Vec::new(),
+            scratch: Vec::new(),
+            next_uid: 0,
+            events_processed: 0,
+            scenario: scenario.clone(),
+        };
+        for (i, f) in scenario.flows.iter().enumerate() {
+            let state = sim.build_flow(i, f, &topo, &rng);
+            sim.flows.push(state);
+            sim.events.schedule(Time(f.start.0), Event::FlowStart { flow: i as u32 });
+            if let Some(stop) = f.stop {
+                if stop.0 < end.0 {
+                    sim.events.schedule(Time(stop.0), Event::FlowStop { flow: i as u32 });
+                }
+            }
+        }
+        sim
+    }
+
+    fn build_flow(&self, i: usize, f: &crate::scenario::Flow, topo: &Topology, rng: &RngStreams) -> FlowState {
+        let src = topo.index(f.src.get_ref()).expect("validated") as u32;
+        let dst = topo.index(f.dst.get_ref()).expect("validated") as u32;
+        let transport = f.transport();
+        let kind = match transport {
+            Transport::Udp => {
+                FlowKind::Udp(Source::new(&f.app, rng.stream(&format!("flow/{}/app", f.name))).expect("validated: UDP apps are sources"))
+            }
+            Transport::Tcp => {
+                let p = f.tcp.clone().unwrap_or_default();
+                let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).expect("validated");
+                let cfg = TcpConfig {
+                    mss: p.mss.map(|m| m.0).unwrap_or(path_mtu - 40) as u32,
+                    sack: p.sack,
+                    initial_cwnd_segments: p.initial_cwnd,
+                    delayed_ack: p.delayed_ack_enabled.then_some(p.delayed_ack),
+                    nagle: p.nagle,
+                    send_buffer: p.send_buffer.0,
+                    recv_buffer: p.receive_buffer.0,
+                    window_scale: p.window_scale,
+                    rto_initial: p.rto_initial,
+                    rto_min: p.rto_min,
+                    rto_max: p.rto_max,
+                    dupack_threshold: p.dupack_threshold,
+                };
+                let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
+                let mut client = TcpSocket::new(cfg.clone(), SeqNum(isn.next_u32()));
+                let mut server = TcpSocket::new(cfg, SeqNum(isn.next_u32()));
+                server.listen();
+                if self.scenario.probes.tcp.contains(&f.name) {
+                    client.enable_trace();
+                    server.enable_trace();
+                }
+                FlowKind::Tcp(Box::new(TcpFlow {
+                    client,
+                    server,
+                    transfer: Transfer::new(&f.app),
+                    timer_at: [None, None],
+                    read_rate: p.read_rate,
+                    read_size: p.read_size.unwrap_or(DEFAULT_READ_SIZE).0,
+                    read_total: 0,
+                    completed_at: None,
+                    server_closed: false,
+                }))
+            }
+        };
+        FlowState {
+            name: f.name.clone(),
+            src,
+            dst,
+            sport: 10_000 + i as u16,
+            dport: 5_000 + i as u16,
+            dscp: f.dscp,
+            start: Time(f.start.0),
+            stop: Time(f.stop.map(|s| s.0).unwrap_or(u64::MAX).min(self.end.0)),
+            transport,
+            forward: FlowMeter::new(self.interval),
+            reverse: FlowMeter::new(self.interval),
+            next_seq: [0, 0],
+            kind,
+            records: self.scenario.probes.packets.contains(&f.name).then(PacketRecords::default),
+        }
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    pub fn end(&self) -> Time {
+        self.end
+    }
+    pub fn events_processed(&self) -> u64 {
+        self.events_processed
+    }
+    /// Packets inside the network right now (queues, serializers, propagating).
+    pub fn packets_in_network(&self) -> usize {
+        self.packets.live()
+    }
+    pub fn channel_max_queue(&self, name: &str) -> Option<(u64, lasthop_core::QueueLimit)> {
+        self.channels.iter().find(|c| c.name == name).map(|c| (c.max_queued_packets, c.limit))
+    }
+    pub fn is_finished(&self) -> bool {
+        self.now >= self.end
+    }
+
+    /// Runs every event up to and including `until` (bounded by the scenario's end).
+    pub fn run_until(&mut self, until: Time) {
+        let limit = until.min(self.end);
+        while let Some((t, ev)) = self.events.pop_until(limit) {
+            self.now = t;
+            self.events_processed += 1;
+            self.dispatch(ev);
+        }
+        self.now = limit;
+    }
+
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxEnd { chan } => self.on_tx_end(chan),
+            Event::Arrive { chan, pkt } => self.on_arrive(chan, pkt),
+            Event::FlowStart { flow } => self.on_flow_start(flow),
+            Event::FlowStop { flow } => self.on_flow_stop(flow),
+            Event::AppSend { flow } => self.on_app_send(flow),
+            Event::AppRead { flow } => self.on_app_read(flow),
+            Event::TcpTimer { flow, end } => self.on_tcp_timer(flow, end),
+        }
+    }
+
+    // ------------------------------------------------------------------ network
+
+    fn meter(&mut self, p: &Packet) -> &mut FlowMeter {
+        let f = &mut self.flows[p.flow as usize];
+        if p.dst == f.dst { &mut f.forward } else { &mut f.reverse }
+    }
+
+    /// Hands a packet to the network at `node`.
+    fn send_from(&mut self, node: u32, p: Packet) {
+        let chan = self.routes[node as usize * self.n_nodes + p.dst as usize];
+        debug_assert_ne!(chan, NO_ROUTE, "validated: every flow has a route");
+        let bytes = p.wire_len();
+        let id = self.packets.insert(p);
+        let c = &mut self.channels[chan as usize];
+        if c.in_service.is_none() {
+            c.in_service = Some(id);
+            let t = c.rate.tx_time(bytes as u64);
+            c.busy_ns += t.0;
+            self.events.schedule(self.now + t, Event::TxEnd { chan });
+        } else if c.admits(bytes) {
+            c.push(self.now, id, bytes);
+        } else {
+            c.queue_drops += 1;
+            c.record(self.now);
+            let p = self.packets.take(id);
+            self.drop_packet(&p, DropCause::Queue);
+        }
+    }
+
+    fn drop_packet(&mut self, p: &Packet, cause: DropCause) {
+        let now = self.now;
+        self.meter(p).on_dropped(now, cause);
+        let f = &mut self.flows[p.flow as usize];
+        if p.dst == f.dst {
+            if let Some(r) = f.records.as_mut() {
+                r.pkt_seq.push(p.pkt_seq as u64);
+                r.sent_ns.push(p.sent_at.0);
+                r.received_ns.push(None);
+                r.bytes.push(p.wire_len() as u64);
+                r.outcome.push(match cause {
+                    DropCause::Queue => "queue_drop".into(),
+                    DropCause::Link => "link_loss".into(),
+                });
+            }
+        }
+    }
+
+    fn on_tx_end(&mut self, chan: u32) {
+        let now = self.now;
+        let c = &mut self.channels[chan as usize];
+        let id = c.in_service.take().expect("TxEnd with a packet in service");
+        c.tx_packets += 1;
+        let lost = c.loses();
+        let delay = c.delay;
+        if lost {
+            c.link_losses += 1;
+        }
+        // Start serializing the next packet.
+        let packets = &self.packets;
+        if let Some(next) = c.pop(now, |i| packets.get(i).wire_len()) {
+            c.in_service = Some(next);
+            let t = c.rate.tx_time(packets.get(next).wire_len() as u64);
+            c.busy_ns += t.0;
+            self.events.schedule(now + t, Event::TxEnd { chan });
+        }
+        if lost {
+            let p = self.packets.take(id);
+            self.drop_packet(&p, DropCause::Link);
+        } else {
+            self.events.schedule(now + delay, Event::Arrive { chan, pkt: id });
+        }
+    }
+
+    fn on_arrive(&mut self, chan: u32, id: u32) {
+        let node = self.channels[chan as usize].to;
+        let p = self.packets.take(id);
+        if p.dst == node {
+            self.deliver(p);
+        } else {
+            self.send_from(node, p);
+        }
+    }
+
+    fn deliver(&mut self, p: Packet) {
+        let now = self.now;
+        let bytes = p.wire_len();
+        self.meter(&p).on_received(now, p.sent_at, p.pkt_seq, bytes);
+        let fi = p.flow as usize;
+        let forward = p.dst == self.flows[fi].dst;
+        if forward {
+            if let Some(r) = self.flows[fi].records.as_mut() {
+                r.pkt_seq.push(p.pkt_seq as u64);
+                r.sent_ns.push(p.sent_at.0);
+                r.received_ns.push(Some(now.0 as f64 / 1e9));
+                r.bytes.push(bytes as u64);
+                r.outcome.push("received".into());
+            }
+        }
+        match p.proto {
+            Protocol::Udp => {
+                self.flows[fi].forward.on_delivered(now, p.payload_len as u64);
+            }
+            Protocol::Tcp => {
+                let seg = Segment { hdr: p.tcp, payload_len: p.payload_len };
+                let end = if forward { End::Server } else { End::Client };
+                self.tcp_input(fi, end, &seg);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ flows and applications
+
+    fn on_flow_start(&mut self, flow: u32) {
+        let fi = flow as usize;
+        let now = self.now;
+        match &mut self.flows[fi].kind {
+            FlowKind::Udp(src) => {
+                let first = src.start(now);
+                self.events.schedule(first, Event::AppSend { flow });
+            }
+            FlowKind::Tcp(t) => {
+                let mut out = std::mem::take(&mut self.scratch);
+                t.client.connect(now, &mut out);
+                let is_cbr = matches!(self.scenario.flows[fi].app, App::Cbr { .. });
+                let read_paced = t.read_rate.is_some();
+                self.emit_segments(fi, End::Client, &mut out);
+                self.scratch = out;
+                self.arm_tcp_timer(fi, End::Client);
+                if is_cbr {
+                    self.events.schedule(now, Event::AppSend { flow });
+                }
+                if read_paced {
+                    self.events.schedule(now, Event::AppRead { flow });
+                }
+            }
+        }
+    }
+
+    fn on_flow_stop(&mut self, flow: u32) {
+        let fi = flow as usize;
+        if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
+            t.transfer.stopped = true;
+            self.pump_writer(fi);
+        }
+        // UDP sources check the stop time before each send.
+    }
+
+    fn on_app_send(&mut self, flow: u32) {
+        let fi = flow as usize;
+        let now = self.now;
+        if now >= self.flows[fi].stop {
+            return;
+        }
+        match &mut self.flows[fi].kind {
+            FlowKind::Udp(src) => {
+                let size = src.size();
+                let next = src.next_after(now);
+                self.send_udp(fi, size);
+                if next < self.flows[fi].stop {
+                    self.events.schedule(next, Event::AppSend { flow });
+                }
+            }
+            FlowKind::Tcp(t) => {
+                // CBR over TCP: one message of `size` bytes per interval into the socket.
+                if let App::Cbr { size, interval } = self.scenario.flows[fi].app {
+                    t.transfer.backlog += size.0;
+                    let next = now + interval;
+                    self.pump_writer(fi);
+                    if next < self.flows[fi].stop {
+                        self.events.schedule(next, Event::AppSend { flow });
+                    }
+                }
+            }
+        }
+    }
+
+    fn send_udp(&mut self, fi: usize, size: u32) {
+        let f = &mut self.flows[fi];
+        let seq = f.next_seq[0];
+        f.next_seq[0] += 1;
+        let p = Packet {
+            uid: self.next_uid,
+            flow: fi as u32,
+            pkt_seq: seq,
+            src: f.src,
+            dst: f.dst,
+            sport: f.sport,
+            dport: f.dport,
+            dscp: f.dscp,
+            proto: Protocol::Udp,
+            tcp: TcpHeader::default(),
+            payload_len: size,
+            sent_at: self.now,
+        };
+        self.next_uid += 1;
+        f.forward.on_sent(self.now, p.wire_len());
+        let src = f.src;
+        self.send_from(src, p);
+    }
+
+    /// Lets the sending application write what it wants and the socket accepts.
+    fn pump_writer(&mut self, fi: usize) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.scratch);
+        if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
+            let wants = t.transfer.wants();
+            if wants > 0 {
+                let n = t.client.write(now, wants, &mut out);
+                t.transfer.wrote(n);
+            }
+            if t.transfer.finished() {
+                t.client.close(now, &mut out);
+            }
+        }
+        self.emit_segments(fi, End::Client, &mut out);
+        self.scratch = out;
+        self.arm_tcp_timer(fi, End::Client);
+    }
+
+    fn on_app_read(&mut self, flow: u32) {
+        let fi = flow as usize;
+        let now = self.now;
+        let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { return };
+        let Some(rate) = t.read_rate else { return };
+        let size = t.read_size;
+        self.read_server(fi, size);
+        let done = matches!(&self.flows[fi].kind, FlowKind::Tcp(t) if t.server_closed);
+        if !done && now < self.end {
+            self.events.schedule(now + rate.tx_time(size), Event::AppRead { flow });
+        }
+    }
+
+    /// The receiving application reads up to `max` bytes; closes its side once the peer's FIN
+    /// has arrived and everything is read.
+    fn read_server(&mut self, fi: usize, max: u64) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.scratch);
+        let f = &mut self.flows[fi];
+        if let FlowKind::Tcp(t) = &mut f.kind {
+            let n = t.server.read(now, max, &mut out);
+            if n > 0 {
+                t.read_total += n;
+                f.forward.on_delivered(now, n);
+                if t.completed_at.is_none() && t.transfer.total.is_some_and(|tot| tot > 0 && t.read_total >= tot) {
+                    t.completed_at = Some(now);
+                }
+            }
+            if t.server.fin_received() && t.server.readable() == 0 && !t.server_closed {
+                t.server_closed = true;
+                t.server.close(now, &mut out);
+            }
+        }
+        self.emit_segments(fi, End::Server, &mut out);
+        self.scratch = out;
+        self.arm_tcp_timer(fi, End::Server);
+    }
+
+    // ------------------------------------------------------------------ TCP glue
+
+    fn tcp_input(&mut self, fi: usize, end: End, seg: &Segment) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.scratch);
+        let unpaced_reader = {
+            let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { unreachable!("TCP packet on a UDP flow") };
+            match end {
+                End::Client => t.client.on_segment(now, seg, &mut out),
+                End::Server => t.server.on_segment(now, seg, &mut out),
+            }
+            t.read_rate.is_none()
+        };
+        self.emit_segments(fi, end, &mut out);
+        self.scratch = out;
+        self.arm_tcp_timer(fi, end);
+        match end {
+            End::Client => self.pump_writer(fi),
+            End::Server if unpaced_reader => self.read_server(fi, u64::MAX),
+            End::Server => {}
+        }
+    }
+
+    fn on_tcp_timer(&mut self, flow: u32, end: End) {
+        let fi = flow as usize;
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.scratch);
+        if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
+            let slot = end as usize;
+            if t.timer_at[slot] == Some(now) {
+                t.timer_at[slot] = None;
+            }
+            match end {
+                End::Client => t.client.on_timer(now, &mut out),
+                End::Server => t.server.on_timer(now, &mut out),
+            }
+        }
+        self.emit_segments(fi, end, &mut out);
+        self.scratch = out;
+        self.arm_tcp_timer(fi, end);
+    }
+
+    /// Schedules a timer event if the socket's deadline is earlier than the one pending. Later
+    /// deadlines need no new event: the pending one fires, finds nothing due, and re-arms.
+    fn arm_tcp_timer(&mut self, fi: usize, end: End) {
+        let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { return };
+        let deadline = match end {
+            End::Client => t.client.poll_deadline(),
+            End::Server => t.server.poll_deadline(),
+        };
+        let slot = end as usize;
+        if let Some(d) = deadline {
+            if t.timer_at[slot].is_none_or(|pending| d < pending) {
+                t.timer_at[slot] = Some(d);
+                self.events.schedule(d.max(self.now), Event::TcpTimer { flow: fi as u32, end });
+            }
+        }
+    }
+
+    fn emit_segments(&mut self, fi: usize, end: End, out: &mut Vec<Segment>) {
+        for seg in out.drain(..) {
+            let f = &mut self.flows[fi];
+            let (src, dst, sport, dport, dir) = match end {
+                End::Client => (f.src, f.dst, f.sport, f.dport, 0),
+                End::Server => (f.dst, f.src, f.dport, f.sport, 1),
+            };
+            let seq = f.next_seq[dir];
+            f.next_seq[dir] += 1;
+            let p = Packet {
+                uid: self.next_uid,
+                flow: fi as u32,
+                pkt_seq: seq,
+                src,
+                dst,
+                sport,
+                dport,
+                dscp: f.dscp,
+                proto: Protocol::Tcp,
+                tcp: seg.hdr,
+                payload_len: seg.payload_len,
+                sent_at: self.now,
+            };
+            self.next_uid += 1;
+            let meter = if dir == 0 { &mut f.forward } else { &mut f.reverse };
+            meter.on_sent(self.now, p.wire_len());
+            self.send_from(src, p);
+        }
+    }
+
+    // ------------------------------------------------------------------ results
+
+    /// Summary and tables of the run so far.
+    pub fn output(&mut self) -> RunOutput {
+        let end = self.now;
+        let mut flows = Vec::new();
+        let mut itable = Table::new("intervals");
+        let mut cols: IntervalColumns = IntervalColumns::default();
+        let mut tables = Vec::new();
+        for fi in 0..self.flows.len() {
+            let f = &mut self.flows[fi];
+            let stop = f.stop.min(end);
+            let completed = match &f.kind {
+                FlowKind::Tcp(t) => t.completed_at,
+                _ => None,
+            };
+            let active = completed.unwrap_or(stop).since(f.start);
+            let s = f.forward.summary(active);
+            let mut v = serde_json::to_value(&s).expect("summary serializes");
+            let obj = v.as_object_mut().expect("object");
+            let mut entry = serde_json::Map::new();
+            entry.insert("name".into(), json!(f.name));
+            entry.insert("transport".into(), json!(match f.transport { Transport::Tcp => "tcp", Transport::Udp => "udp" }));
+            entry.insert("src".into(), json!(self.node_names[f.src as usize]));
+            entry.insert("dst".into(), json!(self.node_names[f.dst as usize]));
+            entry.insert("start_s".into(), json!(f.start.as_secs_f64()));
+            entry.insert("stop_s".into(), json!(stop.as_secs_f64()));
+            entry.append(obj);
+            let rev = f.reverse.summary(active);
+            entry.insert(
+                "reverse".into(),
+                json!({
+                    "sent_packets": rev.sent_packets,
+                    "received_packets": rev.received_packets,
+                    "lost_packets": rev.lost_packets,
+                    "lost_by_cause": rev.lost_by_cause,
+                }),
+            );
+            if let FlowKind::Tcp(t) = &mut f.kind {
+                let st = &t.client.stats;
+                entry.insert(
+                    "response_time_s".into(),
+                    json!(t.completed_at.map(|c| c.since(f.start).as_secs_f64())),
+                );
+                entry.insert(
+                    "tcp".into(),
+                    json!({
+                        "state": format!("{:?}", t.client.state()),
+                        "segments_sent": st.segments_sent,
+                        "retransmitted_segments": st.retransmitted_segments,
+                        "fast_retransmits": st.fast_retransmits,
+                        "timeouts": st.timeouts,
+                        "persist_probes": st.persist_probes,
+                        "rtt_samples": st.rtt_samples,
+                        "final_cwnd_bytes": t.client.cwnd(),
+                        "srtt_ms": t.client.srtt().map(|d| d.as_millis_f64()),
+                        "rto_ms": t.client.rto().as_millis_f64(),
+                        "receiver_zero_windows": t.server.stats.zero_windows_advertised,
+                        "bytes_read": t.read_total,
+                    }),
+                );
+                let trace = t.client.take_trace();
+                if !trace.is_empty() || self.scenario.probes.tcp.contains(&f.name) {
+                    tables.push(tcp_trace_table(&format!("tcp/{}", f.name), &trace));
+                    let rtrace = t.server.take_trace();
+                    tables.push(tcp_trace_table(&format!("tcp/{}/receiver", f.name), &rtrace));
+                }
+            }
+            for row in f.forward.interval_rows(end) {
+                cols.push(&f.name, row);
+            }
+            if let Some(r) = f.records.take() {
+                let mut t = Table::new(format!("packets/{}", f.name));
+                t.push("pkt_seq", Column::U64(r.pkt_seq));
+                t.push("sent_s", Column::F64(r.sent_ns.iter().map(|&n| n as f64 / 1e9).collect()));
+                t.push("received_s", Column::OptF64(r.received_ns));
+                t.push("bytes", Column::U64(r.bytes));
+                t.push("outcome", Column::Str(r.outcome));
+                tables.push(t);
+            }
+            flows.push(Value::Object(entry));
+        }
+        cols.into_table(&mut itable);
+        let mut links = Vec::new();
+        for c in &mut self.channels {
+            links.push(json!({
+                "name": c.name,
+                "tx_packets": c.tx_packets,
+                "queue_drops": c.queue_drops,
+                "link_losses": c.link_losses,
+                "max_queue_packets": c.max_queued_packets,
+                "max_queue_bytes": c.max_queued_bytes,
+                "queue_limit": c.limit.to_string(),
+                "utilization": if end.0 > 0 { c.busy_ns.min(end.0) as f64 / end.0 as f64 } else { 0.0 },
+            }));
+            if let Some(tr) = c.trace.take() {
+                let mut t = Table::new(format!("queue/{}", c.name));
+                t.push("time_s", Column::F64(tr.time_ns.iter().map(|&n| n as f64 / 1e9).collect()));
+                t.push("packets", Column::U64(tr.packets));
+                t.push("bytes", Column::U64(tr.bytes));
+                tables.push(t);
+            }
+        }
+        let mut all = vec![itable];
+        all.extend(tables);
+        let summary = json!({
+            "scenario": self.scenario,
+            "seed": self.scenario.simulation.seed,
+            "simulated_s": end.as_secs_f64(),
+            "events_processed": self.events_processed,
+            "packets_in_network_at_end": self.packets.live(),
+            "flows": flows,
+            "links": links,
+        });
+        RunOutput { summary, tables: all }
+    }
+}
+
+#[derive(Default)]
+struct IntervalColumns {
+    flow: Vec<String>,
+    t: Vec<f64>,
+    tx_packets: Vec<u64>,
+    rx_packets: Vec<u64>,
+    lost_packets: Vec<u64>,
+    thr_tx: Vec<f64>,
+    thr_rx: Vec<f64>,
+    goodput: Vec<f64>,
+    delay_mean: Vec<Option<f64>>,
+    delay_max: Vec<Option<f64>>,
+    jitter_mean: Vec<Option<f64>>,
+    jitter_max: Vec<Option<f64>>,
+}
+
+impl IntervalColumns {
+    fn push(&mut self, flow: &str, r: lasthop_core::metrics::IntervalRow) {
+        self.flow.push(flow.to_string());
+        self.t.push(r.t_start_s);
+        self.tx_packets.push(r.tx_packets);
+        self.rx_packets.push(r.rx_packets);
+        self.lost_packets.push(r.lost_packets);
+        self.thr_tx.push(r.throughput_tx_bps);
+        self.thr_rx.push(r.throughput_rx_bps);
+        self.goodput.push(r.goodput_bps);
+        self.delay_mean.push(r.delay_mean_ms);
+        self.delay_max.push(r.delay_max_ms);
+        self.jitter_mean.push(r.jitter_mean_ms);
+        self.jitter_max.push(r.jitter_max_ms);
+    }
+    fn into_table(self, t: &mut Table) {
+        t.push("flow", Column::Str(self.flow));
+        t.push("t_start_s", Column::F64(self.t));
+        t.push("tx_packets", Column::U64(self.tx_packets));
+        t.push("rx_packets", Column::U64(self.rx_packets));
+        t.push("lost_packets", Column::U64(self.lost_packets));
+        t.push("throughput_tx_bps", Column::F64(self.thr_tx));
+        t.push("throughput_rx_bps", Column::F64(self.thr_rx));
+        t.push("goodput_bps", Column::F64(self.goodput));
+        t.push("delay_mean_ms", Column::OptF64(self.delay_mean));
+        t.push("delay_max_ms", Column::OptF64(self.delay_max));
+        t.push("jitter_mean_ms", Column::OptF64(self.jitter_mean));
+        t.push("jitter_max_ms", Column::OptF64(self.jitter_max));
+    }
+}
+
+fn tcp_trace_table(name: &str, trace: &[TraceSample]) -> Table {
+    let mut t = Table::new(name);
+    let ms = |d: Option<Duration>| d.map(|d| d.as_millis_f64());
+    t.push("time_s", Column::F64(trace.iter().map(|s| s.time.as_secs_f64()).collect()));
+    t.push("event", Column::Str(trace.iter().map(|s| s.event.name().to_string()).collect()));
+    t.push("cwnd_bytes", Column::U64(trace.iter().map(|s| s.cwnd).collect()));
+    t.push("ssthresh_bytes", Column::U64(trace.iter().map(|s| s.ssthresh.min(u32::MAX as u64 * 16)).collect()));
+    t.push("peer_window_bytes", Column::U64(trace.iter().map(|s| s.peer_window).collect()));
+    t.push("advertised_window_bytes", Column::U64(trace.iter().map(|s| s.adv_window).collect()));
+    t.push("flight_bytes", Column::U64(trace.iter().map(|s| s.flight).collect()));
+    t.push("srtt_ms", Column::OptF64(trace.iter().map(|s| ms(s.srtt)).collect()));
+    t.push("rto_ms", Column::F64(trace.iter().map(|s| s.rto.as_millis_f64()).collect()));
+    t.push("rtt_sample_ms", Column::OptF64(trace.iter().map(|s| ms(s.rtt_sample)).collect()));
+    t
+}
+
+/// Loads, builds and runs a scenario to its end.
+pub fn run_scenario(s: Scenario) -> RunOutput {
+    let mut sim = Simulation::new(s);
+    sim.run();
+    sim.output()
+}
