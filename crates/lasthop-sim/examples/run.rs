@@ -14,4 +14,19 @@ fn main() {
     v["scenario"] = serde_json::Value::Null;
     println!("{}", serde_json::to_string_pretty(&v).unwrap());
     eprintln!("wall {:?}", t.elapsed());
+    if std::env::var("TRACE").is_ok() {
+        for t in &out.tables {
+            if t.name.starts_with("tcp/") && !t.name.ends_with("receiver") {
+                if let (Some(lasthop_sim::Column::F64(time)), Some(lasthop_sim::Column::Str(ev)), Some(lasthop_sim::Column::U64(cw)), Some(lasthop_sim::Column::U64(fl))) =
+                    (t.column("time_s"), t.column("event"), t.column("cwnd_bytes"), t.column("flight_bytes"))
+                {
+                    for i in 0..time.len() {
+                        if ev[i] != "ack" || i % 50 == 0 {
+                            println!("{:.4} {} cwnd={} flight={}", time[i], ev[i], cw[i], fl[i]);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

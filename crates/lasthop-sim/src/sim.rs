@@ -658,6 +658,7 @@ impl Simulation {
                     "received_packets": rev.received_packets,
                     "lost_packets": rev.lost_packets,
                     "lost_by_cause": rev.lost_by_cause,
+                    "delay_ms": { "mean": rev.delay_ms.mean, "max": rev.delay_ms.max },
                 }),
             );
             if let FlowKind::Tcp(t) = &mut f.kind {

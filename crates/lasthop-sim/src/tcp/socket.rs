@@ -316,7 +316,7 @@ impl TcpSocket {
             cwnd: self.cc.cwnd,
             ssthresh: self.cc.ssthresh,
             peer_window: self.snd_wnd,
-            adv_window: self.current_adv_window(),
+            adv_window: (self.rcv_adv - self.rcv_nxt).max(0) as u64,
             flight: self.flight_size(),
             srtt: self.rtt.srtt(),
             rto: self.rtt.rto(),
@@ -424,10 +424,6 @@ impl TcpSocket {
         } else {
             self.rcv_adv.max(self.rcv_nxt)
         }
-    }
-
-    fn current_adv_window(&self) -> u64 {
-        (self.advertised_edge() - self.rcv_nxt).max(0) as u64
     }
 
     fn window_update_due(&self) -> bool {
@@ -1077,7 +1073,10 @@ impl TcpSocket {
                     self.delack_deadline = Some(now + t);
                 }
             }
-            _ => self.send_ack(out),
+            _ => {
+                self.send_ack(out);
+                self.record(now, TraceEvent::AdvertisedWindow, None);
+            }
         }
     }
 
