@@ -109,7 +109,7 @@ fn parse_scaled(
 fn format_scaled(value: u64, units: &[(&str, u64)]) -> String {
     let mut best = (units[0].0, units[0].1);
     for &(u, scale) in units {
-        if value % scale == 0 && scale > best.1 && !u.contains('/') && u != "µs" && u != "Kbps" && u != "KB" {
+        if value != 0 && value % scale == 0 && scale > best.1 && !u.contains('/') && u != "µs" && u != "Kbps" && u != "KB" {
             best = (u, scale);
         }
     }

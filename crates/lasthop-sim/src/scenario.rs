@@ -419,7 +419,7 @@ impl Scenario {
             check_node(&mut p, format!("links[{i}].a"), &l.a);
             check_node(&mut p, format!("links[{i}].b"), &l.b);
             if l.a.get_ref() == l.b.get_ref() {
-                p.push(format!("{}links[{i}] connects {:?} to itself; a and b must differ", at(&l.a), l.a.get_ref()));
+                p.push(format!("{}links[{i}] connects {:?} to itself; a and b must differ", at(&l.b), l.a.get_ref()));
             }
             if l.mtu.0 < MIN_MTU {
                 p.push(format!("links[{i}].mtu {} is too small; valid: at least {MIN_MTU}B (RFC 791)", l.mtu));

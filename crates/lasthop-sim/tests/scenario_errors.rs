@@ -1,0 +1,96 @@
+//! A table of bad scenario files, each with the message a user must see: the file, the line
+//! where possible, the field and what would be valid.
+
+use lasthop_sim::Scenario;
+
+const GOOD: &str = r#"[simulation]
+duration = "10s"
+
+[[nodes]]
+name = "a"
+
+[[nodes]]
+name = "b"
+
+[[nodes]]
+name = "island"
+
+[[links]]
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "5ms"
+
+[[flows]]
+name = "f"
+src = "a"
+dst = "b"
+app = { type = "cbr", size = "100B", interval = "10ms" }
+"#;
+
+fn error_of(src: &str) -> String {
+    match Scenario::from_toml_str(src, "bad.toml", &[]) {
+        Ok(_) => panic!("accepted a bad scenario:\n{src}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn the_good_base_file_loads() {
+    let s = Scenario::from_toml_str(GOOD, "good.toml", &[]).unwrap();
+    assert_eq!(s.flows.len(), 1);
+}
+
+#[test]
+fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
+    // (what is changed, replacement, expected fragments of the message)
+    let table: &[(&str, &str, &[&str])] = &[
+        ("duration = \"10s\"", "duration = \"10s\"\nsed = 3", &["bad.toml", "line 3", "unknown field `sed`", "seed"]),
+        ("rate = \"10Mbps\"", "rate = \"10Mbit\"", &["bad.toml", "line 16", "rate", "unknown unit \"Mbit\"", "Mbps"]),
+        ("rate = \"10Mbps\"", "rate = \"-10Mbps\"", &["line 16", "negative values are not allowed"]),
+        ("rate = \"10Mbps\"", "rate = 10", &["line 16", "invalid type: integer", "11Mbps"]),
+        ("delay = \"5ms\"", "delay = \"5\"", &["line 17", "no unit", "ms"]),
+        ("delay = \"5ms\"", "delay = \"5ms\"\nmtu = \"0B\"", &["links[0].mtu 0B is too small", "at least 68B"]),
+        ("delay = \"5ms\"", "delay = \"5ms\"\nloss = 1.5", &["links[0].loss = 1.5 is not a probability", "0 to 1"]),
+        ("dst = \"b\"", "dst = \"nowhere\"", &["bad.toml: line 22", "flows[0] (\"f\").dst names unknown node \"nowhere\"", "known nodes: \"a\", \"b\", \"island\""]),
+        ("dst = \"b\"", "dst = \"island\"", &["line 21", "no path from \"a\" to \"island\""]),
+        ("dst = \"b\"", "dst = \"a\"", &["src and dst are the same node"]),
+        ("b = \"b\"", "b = \"a\"", &["line 15", "links[0] connects \"a\" to itself"]),
+        ("size = \"100B\"", "size = \"1473B\"", &["app.size 1473B plus 28 B of IP/UDP headers exceeds the path MTU 1500B", "at most 1472B"]),
+        ("type = \"cbr\"", "type = \"video\"", &["line 23", "unknown variant `video`", "bulk", "file", "cbr", "onoff"]),
+        ("interval = \"10ms\"", "intervl = \"10ms\"", &["line 23", "unknown field `intervl`"]),
+        ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntransport = \"udp\"", &["bulk and file transfers need transport = \"tcp\""]),
+        ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { mss = \"1461B\" }", &["tcp.mss 1461B does not fit the path MTU 1500B", "1B to 1460B"]),
+        ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { variant = \"vegas\" }", &["tcp.variant \"vegas\" is not known", "newreno"]),
+        ("name = \"f\"", "name = \"f\"\nstart = \"5s\"\nstop = \"2s\"", &["stop (2s) must be after start (5s)"]),
+        ("duration = \"10s\"", "duration = \"0s\"", &["simulation.duration must be positive"]),
+        ("[simulation]\nduration = \"10s\"", "[simulation]", &["line 1", "missing field `duration`"]),
+        ("name = \"island\"", "name = \"a\"", &["nodes[2].name \"a\" is used twice"]),
+        ("[[flows]]", "[probes]\nqueues = [\"nope\"]\n\n[[flows]]", &["probes.queues names unknown link \"nope\"", "known links: \"a-b\""]),
+        ("duration = \"10s\"", "duration = \"10s", &["line 2", "invalid basic string"]),
+    ];
+    let mut failures = Vec::new();
+    for (from, to, expected) in table {
+        assert!(GOOD.contains(from), "test table error: {from:?} not in the base file");
+        let msg = error_of(&GOOD.replacen(from, to, 1));
+        for e in *expected {
+            if !msg.contains(e) {
+                failures.push(format!("replacing {from:?} by {to:?}:\n  message: {msg}\n  lacks:   {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn overrides_reach_array_elements_by_name_and_index_and_are_validated() {
+    let ov = |p: &str, v: &str| vec![(p.to_string(), v.to_string())];
+    let s = Scenario::from_toml_str(GOOD, "good.toml", &ov("flows.f.app.interval", "20ms")).unwrap();
+    assert_eq!(format!("{:?}", s.flows[0].app).contains("20000000"), true);
+    let s = Scenario::from_toml_str(GOOD, "good.toml", &ov("links.0.loss", "0.25")).unwrap();
+    assert_eq!(s.links[0].loss, 0.25);
+    let e = Scenario::from_toml_str(GOOD, "good.toml", &ov("flows.nope.start", "1s")).unwrap_err().to_string();
+    assert!(e.contains("--set flows.nope.start=1s: flows: no element named \"nope\""), "{e}");
+    let e = Scenario::from_toml_str(GOOD, "good.toml", &ov("links.0.rate", "fast")).unwrap_err().to_string();
+    assert!(e.contains("invalid rate \"fast\""), "{e}");
+}
