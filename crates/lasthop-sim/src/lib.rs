@@ -8,8 +8,10 @@
 //! - [`apps`]     CBR, on/off, bulk and file-transfer applications
 //! - [`sim`]      the simulation: builder, dispatch loop, results
 //! - [`results`]  summary + column tables, independent of file formats
+//! - [`bundled`]  scenarios compiled in (the default `dumbbell`)
 
 pub mod apps;
+pub mod bundled;
 pub mod engine;
 pub mod net;
 pub mod results;

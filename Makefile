@@ -1,0 +1,35 @@
+# The two set-up commands of the README, and their parts.
+#   make demo   installs what is needed and runs the bundled default scenario
+#   make test   installs what is needed and runs every test (Rust and Python)
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+.PHONY: demo test install test-rust test-python bench schema
+
+demo: install
+	$(VENV)/bin/lasthop run --out results/dumbbell
+
+test: install test-rust test-python
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml Cargo.toml $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null) scenarios/dumbbell.toml
+	@command -v cargo >/dev/null || { echo "lasthop needs Rust (cargo) to build its core: see https://rustup.rs"; exit 1; }
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[dev]'
+	touch $@
+
+test-rust:
+	cargo test --workspace --exclude lasthop-py --release
+
+test-python: install
+	$(VENV)/bin/pytest -q
+
+bench: install
+	cargo run --release -p lasthop-sim --bin lasthop-bench -- --out BENCHMARKS.md
+
+schema: install
+	$(VENV)/bin/lasthop schema --out schema/scenario.schema.json

@@ -1,0 +1,9 @@
+//! Scenarios compiled into lasthop, so `lasthop run` works with nothing but the binary.
+
+/// (name, TOML text) of every bundled scenario; the first is the default.
+pub const BUNDLED: &[(&str, &str)] = &[("dumbbell", include_str!("../../../scenarios/dumbbell.toml"))];
+
+/// The TOML text of a bundled scenario.
+pub fn bundled(name: &str) -> Option<&'static str> {
+    BUNDLED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}

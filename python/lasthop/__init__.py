@@ -1,0 +1,16 @@
+"""lasthop — a laboratory for TCP and UDP over wireless last hops.
+
+    >>> import lasthop
+    >>> res = lasthop.run("scenarios/dumbbell.toml", seed=3)
+    >>> res.flows[["name", "goodput_bps", "delay_ms_p99"]]
+
+The simulator is written in Rust (``lasthop._core``); this package is its Python face: scenarios,
+results as pandas DataFrames, the ``lasthop`` command line.
+"""
+
+from lasthop._core import ScenarioError, __version__
+from lasthop.results import Results
+from lasthop.scenario import Scenario
+from lasthop.runner import run
+
+__all__ = ["run", "Scenario", "Results", "ScenarioError", "__version__"]

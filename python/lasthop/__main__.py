@@ -1,0 +1,3 @@
+from lasthop.cli import main
+
+main()

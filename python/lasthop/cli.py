@@ -1,0 +1,145 @@
+"""The ``lasthop`` command line (typer + rich)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from lasthop import _core
+from lasthop.runner import as_scenario, run as run_scenario
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="lasthop: TCP and UDP over wireless last hops.")
+console = Console()
+if not console.is_terminal:
+    # Piped output (CI logs, files): wide enough for the summary table not to be truncated.
+    console = Console(width=160)
+err = Console(stderr=True)
+
+
+def _parse_sets(sets: List[str]) -> dict[str, str]:
+    out = {}
+    for s in sets:
+        if "=" not in s:
+            raise typer.BadParameter(f"{s!r}: expected dotted.path=value, e.g. links.bottleneck.rate=20Mbps", param_hint="--set")
+        k, v = s.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+class _LazyProgress:
+    """A progress bar that appears only once a run has taken more than a second."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self.bar: Progress | None = None
+        self.task = None
+
+    def __call__(self, now: float, end: float) -> None:
+        if self.bar is None:
+            if time.perf_counter() - self.t0 < 1.0 or now >= end:
+                return
+            self.bar = Progress(
+                TextColumn("simulating"),
+                BarColumn(),
+                TextColumn("{task.completed:.1f}/{task.total:.1f} s"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=err,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("run", total=end)
+        self.bar.update(self.task, completed=now)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _fmt(v, scale=1.0, digits=2) -> str:
+    return "–" if v is None else f"{v * scale:.{digits}f}"
+
+
+def print_summary(res) -> None:
+    s = res.summary
+    wall = s["wall_clock"]
+    t = Table(title=f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s simulated in {wall['wall_time_s']:.3f} s")
+    for col in ["flow", "proto", "goodput Mb/s", "rx Mb/s", "sent", "recv", "lost", "loss %", "delay mean ms", "delay p99 ms", "jitter mean ms", "jitter p99 ms"]:
+        t.add_column(col, justify="left" if col in ("flow", "proto") else "right")
+    for f in s["flows"]:
+        d, j = f["delay_ms"], f["jitter_ms"]
+        t.add_row(
+            f["name"],
+            f["transport"],
+            _fmt(f["goodput_bps"], 1e-6, 3),
+            _fmt(f["throughput_rx_bps"], 1e-6, 3),
+            str(f["sent_packets"]),
+            str(f["received_packets"]),
+            str(f["lost_packets"]),
+            _fmt(f["loss_ratio"], 100.0, 2),
+            _fmt(d["mean"]),
+            _fmt(d["p99"]),
+            _fmt(j["mean"], digits=3),
+            _fmt(j["p99"], digits=3),
+        )
+    console.print(t)
+
+
+@app.command()
+def run(
+    file: Optional[str] = typer.Argument(None, help="Scenario TOML file or bundled name (default: the bundled dumbbell)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default: results/<scenario>)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Overrides simulation.seed."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
+) -> None:
+    """Run one scenario: print a per-flow summary and write a results directory."""
+    overrides = _parse_sets(set_)
+    if seed is not None:
+        overrides["simulation.seed"] = str(seed)
+    try:
+        sc = as_scenario(file, **overrides)
+    except _core.ScenarioError as e:
+        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        raise typer.Exit(2)
+    directory = out or Path("results") / sc.name
+    progress = _LazyProgress()
+    try:
+        res = run_scenario(sc, progress=progress)
+    finally:
+        progress.close()
+    res.write(directory)
+    if not quiet:
+        print_summary(res)
+    console.print(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces)")
+
+
+@app.command()
+def schema(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to a file instead of stdout.")) -> None:
+    """Print the JSON Schema of scenario files."""
+    text = _core.json_schema() + "\n"
+    if out:
+        out.write_text(text)
+    else:
+        typer.echo(text, nl=False)
+
+
+@app.command()
+def scenarios() -> None:
+    """List the bundled scenarios."""
+    for n in _core.bundled_names():
+        typer.echo(n)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Results of one run: the summary (a dict, also ``summary.json``) and tables as pandas
+DataFrames (also Parquet files). Layout of a results directory:
+
+    summary.json          resolved scenario, versions, seed, wall time, per-flow and per-link metrics
+    flows.parquet         one row per flow (the summary's flows, flattened with "_")
+    intervals.parquet     per-flow time series (default 100 ms bins)
+    traces/<name>.parquet requested traces: tcp/<flow>, tcp/<flow>/receiver, queue/<link>:<a>-><b>,
+                          packets/<flow>
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+# Fields of summary.json that depend on the machine, not on the scenario and seed.
+WALL_CLOCK_KEY = "wall_clock"
+
+
+def trace_file_stem(name: str) -> str:
+    """File name for a trace: ``queue/bottleneck:router->receiver`` -> ``queue__bottleneck__router-to-receiver``."""
+    return name.replace("->", "-to-").replace("/", "__").replace(":", "__")
+
+
+def _column(kind: str, data: Any, valid: bytes | None) -> pa.Array:
+    if kind == "str":
+        return pa.array(data, type=pa.string())
+    arr = np.frombuffer(data, dtype="<f8" if kind == "f64" else "<u8")
+    mask = None if valid is None else np.frombuffer(valid, dtype=np.uint8) == 0
+    return pa.array(arr, mask=mask)
+
+
+def tables_from_core(raw: list) -> dict[str, pa.Table]:
+    out = {}
+    for name, cols in raw:
+        out[name] = pa.table({c: _column(kind, data, valid) for c, kind, data, valid in cols})
+    return out
+
+
+def flows_frame(summary: dict) -> pd.DataFrame:
+    return pd.json_normalize(summary["flows"], sep="_")
+
+
+class Results:
+    """One run's results. ``summary`` is a dict; ``flows``, ``intervals`` and ``trace(name)`` are
+    DataFrames."""
+
+    def __init__(self, summary: dict, tables: dict[str, pa.Table], directory: Path | None = None):
+        self.summary = summary
+        self._tables = tables
+        self.directory = directory
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return flows_frame(self.summary)
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        return self._tables["intervals"].to_pandas()
+
+    @property
+    def traces(self) -> list[str]:
+        return [n for n in self._tables if n != "intervals"]
+
+    def trace(self, name: str) -> pd.DataFrame:
+        """A requested trace by name (``"tcp/bulk"``, ``"queue/bottleneck:router->receiver"``)
+        or by file stem; a link name alone (``"bottleneck"``) works when it is unambiguous."""
+        if name in self._tables:
+            return self._tables[name].to_pandas()
+        matches = [n for n in self.traces if trace_file_stem(n) == name or n.startswith(f"queue/{name}:")]
+        if len(matches) == 1:
+            return self._tables[matches[0]].to_pandas()
+        raise KeyError(f"no trace {name!r}; available: {', '.join(self.traces) or 'none (add [probes] to the scenario)'}")
+
+    def flow(self, name: str) -> dict:
+        for f in self.summary["flows"]:
+            if f["name"] == name:
+                return f
+        raise KeyError(f"no flow {name!r}; flows: {', '.join(f['name'] for f in self.summary['flows'])}")
+
+    def write(self, directory: str | Path) -> Path:
+        d = Path(directory)
+        (d / "traces").mkdir(parents=True, exist_ok=True)
+        (d / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+        pq.write_table(pa.Table.from_pandas(self.flows, preserve_index=False), d / "flows.parquet")
+        pq.write_table(self._tables["intervals"], d / "intervals.parquet")
+        for name in self.traces:
+            pq.write_table(self._tables[name], d / "traces" / f"{trace_file_stem(name)}.parquet")
+        self.directory = d
+        return d
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "Results":
+        d = Path(directory)
+        summary = json.loads((d / "summary.json").read_text())
+        tables = {"intervals": pq.read_table(d / "intervals.parquet")}
+        for p in sorted((d / "traces").glob("*.parquet")):
+            tables[p.stem] = pq.read_table(p)
+        return cls(summary, tables, d)
+
+    def __repr__(self) -> str:
+        names = ", ".join(f["name"] for f in self.summary["flows"])
+        return f"<Results {self.summary.get('scenario_name')!r} seed={self.summary.get('seed')} flows=[{names}]>"
