@@ -29,7 +29,7 @@ test-python: install
 	$(VENV)/bin/pytest -q
 
 bench: install
-	cargo run --release -p lasthop-sim --bin lasthop-bench -- --out BENCHMARKS.md
+	cargo run --release -p lasthop-bench -- --out BENCHMARKS.md
 
 schema: install
 	$(VENV)/bin/lasthop schema --out schema/scenario.schema.json

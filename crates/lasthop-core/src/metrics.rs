@@ -137,6 +137,7 @@ pub struct FlowMeter {
     ditg_sum_ns: u128,
     ditg_count: u64,
     intervals: Vec<IntervalAcc>,
+    keep_intervals: bool,
 }
 
 /// Histogram of nanosecond values from 1 ns to one hour, 3 significant digits (~130 KB).
@@ -177,11 +178,17 @@ impl FlowMeter {
             ditg_sum_ns: 0,
             ditg_count: 0,
             intervals: Vec::new(),
+            keep_intervals: true,
         }
     }
 
+    /// A meter that keeps no per-interval series (for directions nobody plots, such as ACKs).
+    pub fn without_intervals(interval: Duration) -> Self {
+        FlowMeter { keep_intervals: false, ..FlowMeter::new(interval) }
+    }
+
     fn slot(&mut self, t: Time) -> &mut IntervalAcc {
-        let i = (t.0 / self.interval.0) as usize;
+        let i = if self.keep_intervals { (t.0 / self.interval.0) as usize } else { 0 };
         if i >= self.intervals.len() {
             self.intervals.resize(i + 1, IntervalAcc::default());
         }

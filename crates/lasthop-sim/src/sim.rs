@@ -222,7 +222,7 @@ impl Simulation {
             stop: Time(f.stop.map(|s| s.0).unwrap_or(u64::MAX).min(self.end.0)),
             transport,
             forward: FlowMeter::new(self.interval),
-            reverse: FlowMeter::new(self.interval),
+            reverse: FlowMeter::without_intervals(self.interval),
             next_seq: [0, 0],
             kind,
             records: self.scenario.probes.packets.contains(&f.name).then(PacketRecords::default),

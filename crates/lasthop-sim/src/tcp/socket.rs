@@ -392,8 +392,8 @@ impl TcpSocket {
         }
     }
 
-    /// The application reads up to `max` bytes; a window update is sent when the window has
-    /// opened enough to matter (RFC 9293 §3.8.6.2.2: by min(RCV.BUFF / 2, MSS)).
+    /// The application reads up to `max` bytes; a window update may follow
+    /// (see `window_update_due`; receiver SWS avoidance of RFC 9293 §3.8.6.2.2 applies).
     pub fn read(&mut self, now: Time, max: u64, out: &mut Vec<Segment>) -> u64 {
         let n = max.min(self.rcv_unread);
         self.rcv_unread -= n;
@@ -426,11 +426,17 @@ impl TcpSocket {
         }
     }
 
+    /// After a read: announce the opened window only if it matters, as Linux does
+    /// (`tcp_cleanup_rbuf`): the window still advertised is at most half the buffer and the new
+    /// one is at least twice as large. A reader that keeps up never triggers extra ACKs; a
+    /// receiver whose window collapsed reopens it at once.
     fn window_update_due(&self) -> bool {
-        let edge = self.advertised_edge();
-        let grew = edge - self.rcv_adv;
-        let was_small = (self.rcv_adv - self.rcv_nxt) < self.cfg.mss as i64;
-        grew >= (2 * self.cfg.mss as i64).min(self.cfg.recv_buffer as i64 / 2) || (was_small && grew > 0)
+        let remaining = (self.rcv_adv - self.rcv_nxt).max(0) as u64;
+        if 2 * remaining > self.cfg.recv_buffer {
+            return false;
+        }
+        let new = (self.advertised_edge() - self.rcv_nxt).max(0) as u64;
+        new > 0 && new >= 2 * remaining
     }
 
     fn rcv_wscale_in_use(&self) -> u8 {
