@@ -80,9 +80,6 @@ impl EventQueue {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
-    pub fn iter(&self) -> impl Iterator<Item = &Event> {
-        self.heap.iter().map(|s| &s.event)
-    }
 }
 
 #[cfg(test)]

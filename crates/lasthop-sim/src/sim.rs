@@ -98,13 +98,13 @@ impl Simulation {
         let mut channels = Vec::new();
         for l in &scenario.links {
             let name = l.display_name();
-            for (a_to_b, from, to, loss) in [
-                (true, l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss)),
-                (false, l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss)),
+            // Channel 2·i is a -> b of link i, channel 2·i + 1 is b -> a (routes rely on it).
+            for (from, to, loss) in [
+                (l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss)),
+                (l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss)),
             ] {
                 let cname = format!("{name}:{from}->{to}");
                 let traced = scenario.probes.queues.contains(&name);
-                let _ = a_to_b;
                 channels.push(Channel {
                     rng: rng.stream(&format!("link/{cname}/loss")),
                     name: cname,
@@ -241,9 +241,6 @@ impl Simulation {
     /// Packets inside the network right now (queues, serializers, propagating).
     pub fn packets_in_network(&self) -> usize {
         self.packets.live()
-    }
-    pub fn channel_max_queue(&self, name: &str) -> Option<(u64, lasthop_core::QueueLimit)> {
-        self.channels.iter().find(|c| c.name == name).map(|c| (c.max_queued_packets, c.limit))
     }
     pub fn is_finished(&self) -> bool {
         self.now >= self.end

@@ -109,6 +109,7 @@ pub enum TraceEvent {
     Timeout,
     PersistProbe,
     AdvertisedWindow,
+    Retransmit,
 }
 
 impl TraceEvent {
@@ -122,6 +123,7 @@ impl TraceEvent {
             TraceEvent::Timeout => "timeout",
             TraceEvent::PersistProbe => "persist_probe",
             TraceEvent::AdvertisedWindow => "advertised_window",
+            TraceEvent::Retransmit => "retransmit",
         }
     }
 }
@@ -543,6 +545,7 @@ impl TcpSocket {
         let retransmission = seq < self.snd_max;
         if retransmission {
             self.stats.retransmitted_segments += 1;
+            self.record(now, TraceEvent::Retransmit, None);
             // Karn: a retransmission invalidates the timed segment it covers.
             if self.timed.is_some_and(|(t, _)| t >= seq && t < seg_end) {
                 self.timed = None;
