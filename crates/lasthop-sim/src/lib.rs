@@ -18,6 +18,7 @@ pub mod results;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod wifi;
 
 pub use results::{Column, RunOutput, Table};
 pub use scenario::{Scenario, ScenarioError};

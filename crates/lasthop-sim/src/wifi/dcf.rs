@@ -1,0 +1,376 @@
+//! The 802.11 distributed coordination function on one shared medium (a BSS with an AP, or an
+//! ad hoc cell): DIFS/SIFS/EIFS, slotted binary exponential backoff frozen while the medium is
+//! busy, post-backoff, collisions when backoffs end in the same slot, MAC ACKs, short/long retry
+//! limits, optional RTS/CTS above a threshold, duplicate filtering at the receiver.
+//! Standard: IEEE 802.11-2016 §10.3 (DCF). Model check: Bianchi, JSAC 2000 (models.md §1).
+//!
+//! How it is simulated without per-slot events: all stations hear each other (no hidden
+//! terminals), so after every exchange the medium is idle for everyone from the same instant R
+//! (exchange end + DIFS, or + EIFS after a collision or an errored frame). A station with
+//! `backoff` slots left transmits at R + backoff·slot. The next transmission is the earliest such
+//! time; when it starts, every other counting station's counter drops by the slots elapsed. One
+//! decision per exchange, O(contending stations) work per decision — the cost of contention
+//! itself, with no per-slot and no per-receiver events.
+//!
+//! Left out: hidden terminals and capture, NAV from overheard RTS/CTS durations (everyone hears
+//! everything, so it changes nothing), fragmentation, rate adaptation, 802.11e EDCA, beacons.
+
+use super::errors::ErrorModel;
+use super::phy::{Phy, LLC_SNAP_BYTES};
+use lasthop_core::rng::SimRng;
+use lasthop_core::units::QueueLimit;
+use lasthop_core::{Duration, Time};
+use rand_core::RngCore;
+use std::collections::VecDeque;
+
+/// MAC parameters of one WLAN.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DcfConfig {
+    pub phy: Phy,
+    /// dot11ShortRetryLimit: attempts for frames not protected by RTS/CTS (default 7).
+    pub retry_short: u32,
+    /// dot11LongRetryLimit: attempts for frames sent after RTS/CTS (default 4).
+    pub retry_long: u32,
+    /// MSDUs longer than this use RTS/CTS (u64::MAX = never).
+    pub rts_threshold: u64,
+    pub queue_limit: QueueLimit,
+    /// Add the 8-byte LLC/SNAP header to every MSDU (real stacks, ns-3; not ns-2).
+    pub llc_snap: bool,
+}
+
+/// A frame waiting at a station: the network packet and its next-hop station.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub pkt: u32,
+    pub uid: u64,
+    pub ip_bytes: u32,
+    pub to: u16,
+    /// Set once the receiver has the packet (its ACK may still be lost and the frame retried).
+    pub delivered: bool,
+}
+
+/// What the simulator must do after a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MacOutput {
+    /// The packet reaches station `to` at `at` (end of the data frame).
+    Deliver { pkt: u32, to: u16, at: Time },
+    /// The packet is dropped after exhausting its retries.
+    RetryDrop { pkt: u32 },
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StationStats {
+    pub enqueued: u64,
+    pub queue_drops: u64,
+    pub retry_drops: u64,
+    pub attempts: u64,
+    pub collisions: u64,
+    pub frame_errors: u64,
+    pub retries: u64,
+    pub delivered: u64,
+    pub duplicates_filtered: u64,
+    pub max_queue: u64,
+}
+
+#[derive(Debug)]
+struct Station {
+    queue: VecDeque<Frame>,
+    queued_bytes: u64,
+    /// Backoff slots left, valid at the current idle start R.
+    backoff: u32,
+    counting: bool,
+    cw: u32,
+    attempts: u32,
+    /// When the head frame became ready (for a transmission without backoff).
+    ready_at: Time,
+    /// uid + 1 of the last frame delivered from each sender (duplicate filter).
+    last_rx: Vec<u64>,
+    stats: StationStats,
+    trace: Option<(Vec<u64>, Vec<u64>)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WlanStats {
+    pub exchanges: u64,
+    pub successes: u64,
+    pub collisions: u64,
+    pub busy_ns: u64,
+}
+
+#[derive(Debug)]
+pub struct Dcf {
+    pub cfg: DcfConfig,
+    stations: Vec<Station>,
+    errors: ErrorModel,
+    backoff_rng: SimRng,
+    error_rng: SimRng,
+    /// Start of the current idle period's slot counting (exchange end + DIFS/EIFS).
+    idle_from: Time,
+    /// End of the exchange in progress (the medium is busy before it).
+    busy_until: Time,
+    pub stats: WlanStats,
+}
+
+impl Dcf {
+    pub fn new(cfg: DcfConfig, n_stations: usize, errors: ErrorModel, backoff_rng: SimRng, error_rng: SimRng) -> Self {
+        let cw = cfg.phy.cw_min;
+        let stations = (0..n_stations)
+            .map(|_| Station {
+                queue: VecDeque::new(),
+                queued_bytes: 0,
+                backoff: 0,
+                counting: false,
+                cw,
+                attempts: 0,
+                ready_at: Time::ZERO,
+                last_rx: vec![0; n_stations],
+                stats: StationStats::default(),
+                trace: None,
+            })
+            .collect();
+        let difs = cfg.phy.difs();
+        Dcf {
+            cfg,
+            stations,
+            errors,
+            backoff_rng,
+            error_rng,
+            idle_from: Time::ZERO + difs,
+            busy_until: Time::ZERO,
+            stats: WlanStats::default(),
+        }
+    }
+
+    pub fn station_stats(&self, i: usize) -> &StationStats {
+        &self.stations[i].stats
+    }
+    pub fn n_stations(&self) -> usize {
+        self.stations.len()
+    }
+    pub fn queue_len(&self, i: usize) -> usize {
+        self.stations[i].queue.len()
+    }
+    pub fn enable_queue_trace(&mut self, i: usize) {
+        self.stations[i].trace = Some((Vec::new(), Vec::new()));
+    }
+    pub fn take_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
+        self.stations[i].trace.take()
+    }
+    /// Frames still queued at every station (for the conservation census).
+    pub fn queued_packets(&self) -> impl Iterator<Item = u32> + '_ {
+        self.stations.iter().flat_map(|s| s.queue.iter().filter(|f| !f.delivered).map(|f| f.pkt))
+    }
+
+    fn msdu_bytes(&self, f: &Frame) -> u64 {
+        f.ip_bytes as u64 + if self.cfg.llc_snap { LLC_SNAP_BYTES } else { 0 }
+    }
+
+    fn record_queue(&mut self, i: usize, now: Time) {
+        let s = &mut self.stations[i];
+        if let Some((t, n)) = s.trace.as_mut() {
+            t.push(now.0);
+            n.push(s.queue.len() as u64);
+        }
+    }
+
+    fn draw_backoff(&mut self, i: usize) {
+        let cw = self.stations[i].cw as u64 + 1;
+        // Uniform in [0, CW] (CW + 1 values, Bianchi's W_i); the modulo bias of a 64-bit draw
+        // over at most 1024 values is below 1e-16.
+        let b = (self.backoff_rng.next_u64() % cw) as u32;
+        let s = &mut self.stations[i];
+        s.backoff = b;
+        s.counting = true;
+    }
+
+    /// Queues a frame at station `i`. Returns false (the caller drops the packet) if the MAC
+    /// queue is full. The head of the queue is the frame in service and does not count.
+    pub fn enqueue(&mut self, now: Time, i: usize, f: Frame) -> bool {
+        let limit_ok = {
+            let s = &self.stations[i];
+            let waiting = s.queue.len().saturating_sub(1) as u64;
+            let waiting_bytes = s.queued_bytes.saturating_sub(s.queue.front().map_or(0, |h| h.ip_bytes as u64));
+            match self.cfg.queue_limit {
+                QueueLimit::Packets(n) => s.queue.is_empty() || waiting < n,
+                QueueLimit::Bytes(b) => s.queue.is_empty() || waiting_bytes + f.ip_bytes as u64 <= b,
+            }
+        };
+        if !limit_ok {
+            self.stations[i].stats.queue_drops += 1;
+            return false;
+        }
+        let was_empty = self.stations[i].queue.is_empty();
+        {
+            let s = &mut self.stations[i];
+            s.queue.push_back(f);
+            s.queued_bytes += f.ip_bytes as u64;
+            s.stats.enqueued += 1;
+            s.stats.max_queue = s.stats.max_queue.max(s.queue.len() as u64);
+        }
+        if was_empty {
+            self.stations[i].ready_at = now;
+            // §10.3.4.2: a frame that finds the medium busy (or not yet idle for DIFS) waits a
+            // backoff; one that finds it idle for DIFS may go at once.
+            if !self.stations[i].counting && now < self.idle_from {
+                self.draw_backoff(i);
+            }
+        }
+        self.record_queue(i, now);
+        true
+    }
+
+    /// When the next transmission starts, if any station has a frame.
+    pub fn next_decision(&self) -> Option<Time> {
+        let slot = self.cfg.phy.slot;
+        self.stations
+            .iter()
+            .filter(|s| !s.queue.is_empty())
+            .map(|s| (self.idle_from + slot * s.backoff as u64).max(s.ready_at))
+            .min()
+    }
+
+    /// Runs the exchange that starts at `now` (which must be `next_decision()`).
+    pub fn decide(&mut self, now: Time, out: &mut Vec<MacOutput>) {
+        let slot = self.cfg.phy.slot;
+        let elapsed_slots = if now >= self.idle_from { (now - self.idle_from).0 / slot.0 } else { 0 };
+        // Who transmits now, and everyone else's backoff freezes after the slots that passed.
+        let mut senders: [usize; 8] = [0; 8];
+        let mut n_senders = 0usize;
+        let mut extra_senders = Vec::new();
+        for i in 0..self.stations.len() {
+            let s = &mut self.stations[i];
+            let fires = !s.queue.is_empty() && (self.idle_from + slot * s.backoff as u64).max(s.ready_at) == now;
+            if fires {
+                if n_senders < senders.len() {
+                    senders[n_senders] = i;
+                } else {
+                    extra_senders.push(i);
+                }
+                n_senders += 1;
+                s.counting = false;
+                s.backoff = 0;
+            } else if s.counting {
+                s.backoff = s.backoff.saturating_sub(elapsed_slots as u32);
+                if s.backoff == 0 && s.queue.is_empty() {
+                    s.counting = false; // post-backoff finished
+                }
+            }
+        }
+        let all: Vec<usize> = senders[..n_senders.min(8)].iter().copied().chain(extra_senders).collect();
+        assert!(!all.is_empty(), "decide() called when no station transmits");
+        self.stats.exchanges += 1;
+        let (end, ifs) = if all.len() == 1 { self.single(now, all[0], out) } else { self.collision(now, &all, out) };
+        self.stats.busy_ns += (end - now).0;
+        self.busy_until = end;
+        self.idle_from = end + ifs;
+    }
+
+    fn uses_rts(&self, f: &Frame) -> bool {
+        self.msdu_bytes(f) > self.cfg.rts_threshold
+    }
+
+    /// Several stations chose the same slot: every frame is lost; the medium is busy for the
+    /// longest of them and everyone waits EIFS (bystanders saw a corrupted frame; the senders
+    /// wait ACKTimeout and then DIFS, which is the same span).
+    fn collision(&mut self, now: Time, senders: &[usize], out: &mut Vec<MacOutput>) -> (Time, Duration) {
+        self.stats.collisions += 1;
+        let phy = self.cfg.phy.clone();
+        let mut longest = Duration::ZERO;
+        for &i in senders {
+            let f = *self.stations[i].queue.front().expect("senders have frames");
+            let d = if self.uses_rts(&f) { phy.rts_time() } else { phy.data_time(self.msdu_bytes(&f)) };
+            longest = longest.max(d);
+            self.stations[i].stats.collisions += 1;
+        }
+        for &i in senders {
+            self.failed_attempt(now, i, out);
+        }
+        (now + longest, phy.eifs())
+    }
+
+    /// One sender: (RTS, CTS,) DATA, ACK with frame errors drawn per frame.
+    fn single(&mut self, now: Time, i: usize, out: &mut Vec<MacOutput>) -> (Time, Duration) {
+        let phy = self.cfg.phy.clone();
+        let f = *self.stations[i].queue.front().expect("sender has a frame");
+        let to = f.to as usize;
+        let mut t = now;
+        let rts = self.uses_rts(&f);
+        if rts {
+            t += phy.rts_time();
+            if !self.errors.control_ok(&mut self.error_rng, i, to) {
+                self.stations[i].stats.frame_errors += 1;
+                self.failed_attempt(now, i, out);
+                return (t, phy.eifs());
+            }
+            t += phy.sifs + phy.cts_time();
+            if !self.errors.control_ok(&mut self.error_rng, to, i) {
+                self.stations[i].stats.frame_errors += 1;
+                self.failed_attempt(now, i, out);
+                return (t, phy.eifs());
+            }
+            t += phy.sifs;
+        }
+        t += phy.data_time(self.msdu_bytes(&f));
+        if !self.errors.data_ok(&mut self.error_rng, i, to) {
+            self.stations[i].stats.frame_errors += 1;
+            self.failed_attempt(now, i, out);
+            return (t, phy.eifs());
+        }
+        // The receiver has the frame: deliver it unless it is a retransmitted duplicate.
+        let data_end = t;
+        if self.stations[to].last_rx[i] == f.uid + 1 {
+            self.stations[to].stats.duplicates_filtered += 1;
+        } else {
+            self.stations[to].last_rx[i] = f.uid + 1;
+            self.stations[to].stats.delivered += 1;
+            self.stations[i].queue.front_mut().expect("head").delivered = true;
+            out.push(MacOutput::Deliver { pkt: f.pkt, to: f.to, at: data_end });
+        }
+        t += phy.sifs + phy.ack_time();
+        if !self.errors.control_ok(&mut self.error_rng, to, i) {
+            self.stations[i].stats.frame_errors += 1;
+            self.failed_attempt(now, i, out);
+            return (t, phy.eifs());
+        }
+        self.stats.successes += 1;
+        let s = &mut self.stations[i];
+        s.stats.attempts += 1;
+        s.queue.pop_front();
+        s.queued_bytes -= f.ip_bytes as u64;
+        s.cw = phy.cw_min;
+        s.attempts = 0;
+        s.ready_at = t;
+        self.record_queue(i, t);
+        // Post-backoff after every transmission (§10.3.4.3), with or without a next frame.
+        self.draw_backoff(i);
+        (t, phy.difs())
+    }
+
+    /// Doubles CW or, after the retry limit, drops the head frame.
+    fn failed_attempt(&mut self, now: Time, i: usize, out: &mut Vec<MacOutput>) {
+        let f = *self.stations[i].queue.front().expect("frame in service");
+        let limit = if self.uses_rts(&f) { self.cfg.retry_long } else { self.cfg.retry_short };
+        let phy_min = self.cfg.phy.cw_min;
+        let phy_max = self.cfg.phy.cw_max;
+        let s = &mut self.stations[i];
+        s.stats.attempts += 1;
+        s.attempts += 1;
+        if s.attempts >= limit {
+            s.queue.pop_front();
+            s.queued_bytes -= f.ip_bytes as u64;
+            s.stats.retry_drops += 1;
+            s.cw = phy_min;
+            s.attempts = 0;
+            s.ready_at = now;
+            // A frame whose data arrived but whose ACKs were lost is not a lost packet.
+            if !f.delivered {
+                out.push(MacOutput::RetryDrop { pkt: f.pkt });
+            }
+            self.record_queue(i, now);
+        } else {
+            s.stats.retries += 1;
+            s.cw = (2 * s.cw + 1).min(phy_max);
+        }
+        self.draw_backoff(i);
+    }
+}
