@@ -120,6 +120,45 @@ def run(
     console.print(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces)")
 
 
+def _int_range(text: str) -> list[int]:
+    if ".." in text:
+        lo, hi = text.split("..", 1)
+        return list(range(int(lo), int(hi) + 1))
+    return [int(x) for x in text.split(",")]
+
+
+@app.command()
+def bianchi(
+    phy: str = typer.Option("802.11b", "--phy", help="802.11b or 802.11g."),
+    stations: str = typer.Option("1..50", "--stations", help="A range (1..50) or a list (1,5,10)."),
+    size: int = typer.Option(1500, "--size", help="MSDU size in bytes."),
+    rts: bool = typer.Option(False, "--rts", help="RTS/CTS access instead of basic access."),
+    tc: str = typer.Option("bianchi", "--tc", help="Collision time: 'bianchi' (DATA + DIFS, the paper) or 'eifs' (DATA + EIFS)."),
+    preamble: str = typer.Option("long", "--preamble", help="802.11b preamble: long or short."),
+    slot: str = typer.Option("short", "--slot", help="802.11g slot: short or long."),
+) -> None:
+    """Bianchi's analytic saturation throughput and collision probability (JSAC 2000)."""
+    from lasthop.models import bianchi as model, phy_timing
+
+    try:
+        ns = _int_range(stations)
+        timing = phy_timing(phy, preamble=preamble, slot=slot)
+        if tc not in ("bianchi", "eifs"):
+            raise ValueError(f"--tc {tc!r}: valid are 'bianchi' and 'eifs'")
+        if not ns or min(ns) < 1:
+            raise ValueError(f"--stations {stations!r}: give positive counts such as 1..50")
+    except ValueError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2)
+    t = Table(title=f"Bianchi saturation, {phy} {'RTS/CTS' if rts else 'basic access'}, {size} B MSDU, Tc={tc}")
+    for col in ["n", "tau", "p (collision)", "S Mb/s"]:
+        t.add_column(col, justify="right")
+    for n in ns:
+        r = model(n, size, timing, rts=rts, tc=tc)
+        t.add_row(str(n), f"{r.tau:.5f}", f"{r.p:.4f}", f"{r.throughput_bps / 1e6:.3f}")
+    console.print(t)
+
+
 @app.command()
 def schema(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to a file instead of stdout.")) -> None:
     """Print the JSON Schema of scenario files."""

@@ -9,8 +9,8 @@
 //!   mean, p99 and max of |IPDV|.
 //! - the RFC 3550 §6.4.1 interarrival jitter estimator, J += (|D(i−1,i)| − J)/16, in arrival order;
 //! - the D-ITG average jitter: mean |D_k − D_(k−1)| over consecutively *received* packets;
-//! - loss (RFC 7680) split by cause: queue drop, link loss, still in flight at the end, so that
-//!   `sent = received + lost` holds exactly;
+//! - loss (RFC 7680) split by cause: queue drop, link loss, MAC retry limit, still in flight at
+//!   the end, so that `sent = received + lost` holds exactly;
 //! - throughput at the sender and the receiver counts IP bytes; goodput counts application
 //!   payload bytes delivered in order to the receiving application.
 //!
@@ -26,8 +26,10 @@ use serde::Serialize;
 pub enum DropCause {
     /// Tail drop at a full queue.
     Queue,
-    /// Lost on the link (random loss, frame error).
+    /// Lost on the link (random loss, frame error, packet error generator).
     Link,
+    /// Dropped by a MAC after its retry limit (802.11) or retransmission limit (RLC).
+    RetryLimit,
 }
 
 const IPDV_WINDOW: usize = 4096;
@@ -90,6 +92,7 @@ pub struct JitterStats {
 pub struct LossByCause {
     pub queue_drop: u64,
     pub link_loss: u64,
+    pub retry_limit: u64,
     pub in_flight_at_end: u64,
 }
 
@@ -122,6 +125,7 @@ pub struct FlowMeter {
     delivered_bytes: u64,
     queue_drops: u64,
     link_losses: u64,
+    retry_drops: u64,
     delay_hist: Histogram<u32>,
     delay_sum_ns: u128,
     delay_sq_sum_ns2: f64,
@@ -163,6 +167,7 @@ impl FlowMeter {
             delivered_bytes: 0,
             queue_drops: 0,
             link_losses: 0,
+            retry_drops: 0,
             delay_hist: new_histogram(),
             delay_sum_ns: 0,
             delay_sq_sum_ns2: 0.0,
@@ -209,6 +214,7 @@ impl FlowMeter {
         match cause {
             DropCause::Queue => self.queue_drops += 1,
             DropCause::Link => self.link_losses += 1,
+            DropCause::RetryLimit => self.retry_drops += 1,
         }
         self.slot(now).lost_packets += 1;
     }
@@ -286,7 +292,7 @@ impl FlowMeter {
         self.received_packets
     }
     pub fn dropped_packets(&self) -> u64 {
-        self.queue_drops + self.link_losses
+        self.queue_drops + self.link_losses + self.retry_drops
     }
     pub fn delivered_bytes(&self) -> u64 {
         self.delivered_bytes
@@ -294,8 +300,9 @@ impl FlowMeter {
 
     /// The summary over an active period of `active` (the flow's start to its stop or the end).
     pub fn summary(&self, active: Duration) -> FlowSummary {
-        let in_flight = self.sent_packets - self.received_packets - self.queue_drops - self.link_losses;
-        let lost = self.queue_drops + self.link_losses + in_flight;
+        let dropped = self.queue_drops + self.link_losses + self.retry_drops;
+        let in_flight = self.sent_packets - self.received_packets - dropped;
+        let lost = dropped + in_flight;
         let secs = active.as_secs_f64();
         let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
         let n = self.received_packets;
@@ -314,6 +321,7 @@ impl FlowMeter {
             lost_by_cause: LossByCause {
                 queue_drop: self.queue_drops,
                 link_loss: self.link_losses,
+                retry_limit: self.retry_drops,
                 in_flight_at_end: in_flight,
             },
             delivered_bytes: self.delivered_bytes,
@@ -426,7 +434,7 @@ mod tests {
             m.on_received(Time(i * MS + 10 * MS), Time(i * MS), i as u32, 1000);
         }
         let s = m.summary(Duration(100 * MS));
-        assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, in_flight_at_end: 2 });
+        assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, retry_limit: 0, in_flight_at_end: 2 });
         assert_eq!(s.sent_packets, s.received_packets + s.lost_packets);
     }
 

@@ -26,6 +26,10 @@ pub enum Event {
     /// The receiving application of a TCP flow reads.
     AppRead { flow: u32 },
     TcpTimer { flow: u32, end: End },
+    /// A WLAN's next transmission starts (stale if `gen` is not the WLAN's current one).
+    WlanDecide { wlan: u32, gen: u32 },
+    /// A packet reaches `node` over a wireless hop.
+    NodeArrive { node: u32, pkt: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -70,6 +70,8 @@ pub struct Scenario {
     #[serde(default)]
     pub links: Vec<Link>,
     #[serde(default)]
+    pub wlans: Vec<Wlan>,
+    #[serde(default)]
     pub flows: Vec<Flow>,
     #[serde(default)]
     pub probes: Probes,
@@ -135,6 +137,157 @@ impl Link {
     pub fn display_name(&self) -> String {
         self.name.clone().unwrap_or_else(|| format!("{}-{}", self.a.get_ref(), self.b.get_ref()))
     }
+}
+
+/// 802.11 PHY standard of a WLAN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum WifiStandard {
+    #[serde(rename = "802.11b")]
+    B,
+    #[serde(rename = "802.11g")]
+    G,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Preamble {
+    #[default]
+    Long,
+    Short,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SlotTime {
+    #[default]
+    Short,
+    Long,
+}
+
+pub const DEFAULT_WIFI_QUEUE: QueueLimit = QueueLimit::Packets(50);
+pub const DEFAULT_RETRY_SHORT: u32 = 7;
+pub const DEFAULT_RETRY_LONG: u32 = 4;
+
+fn default_wifi_queue() -> QueueLimit {
+    DEFAULT_WIFI_QUEUE
+}
+fn default_retry_short() -> u32 {
+    DEFAULT_RETRY_SHORT
+}
+fn default_retry_long() -> u32 {
+    DEFAULT_RETRY_LONG
+}
+
+/// An 802.11 WLAN: a shared medium with DCF. With `ap`, an infrastructure BSS (stations talk
+/// through the AP); without, an ad hoc cell (every member reaches every other directly).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Wlan {
+    pub name: String,
+    /// "802.11b" or "802.11g".
+    pub standard: WifiStandard,
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub ap: Option<Spanned<String>>,
+    #[schemars(with = "Vec<String>")]
+    pub stations: Vec<Spanned<String>>,
+    /// Data rate of every station; default the standard's highest (11 or 54 Mb/s).
+    #[serde(default)]
+    pub data_rate: Option<BitRate>,
+    /// Rate of ACK/RTS/CTS; default 1 Mb/s (11b, long preamble), 2 Mb/s (11b, short), or the
+    /// highest of 6/12/24 Mb/s not above the data rate (11g).
+    #[serde(default)]
+    pub control_rate: Option<BitRate>,
+    /// 802.11b PLCP preamble: "long" (192 µs) or "short" (96 µs).
+    #[serde(default)]
+    pub preamble: Preamble,
+    /// 802.11g slot: "short" (9 µs, ERP-only BSS) or "long" (20 µs).
+    #[serde(default)]
+    pub slot: SlotTime,
+    /// Transmit queue of each member (the AP's downlink queue included); default "50p" (ns-2 IFQ).
+    #[serde(default = "default_wifi_queue")]
+    pub queue: QueueLimit,
+    /// Queue size of the AP alone, overriding `queue`.
+    #[serde(default)]
+    pub ap_queue: Option<QueueLimit>,
+    #[serde(default = "default_retry_short")]
+    pub retry_short: u32,
+    #[serde(default = "default_retry_long")]
+    pub retry_long: u32,
+    /// MSDUs longer than this are sent after RTS/CTS (default: never).
+    #[serde(default)]
+    pub rts_threshold: Option<Bytes>,
+    /// Count the 8-byte LLC/SNAP header (real stacks, ns-3); false matches ns-2.
+    #[serde(default = "default_true")]
+    pub llc_snap: bool,
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    #[serde(default)]
+    pub errors: WifiErrors,
+    /// Positions in metres, [x, y], of members (needed by the shadowing model).
+    #[serde(default)]
+    pub positions: BTreeMap<String, [f64; 2]>,
+}
+
+impl Wlan {
+    /// Members in MAC order: the AP first (if any), then the stations.
+    pub fn members(&self) -> Vec<&str> {
+        self.ap.iter().map(|a| a.get_ref().as_str()).chain(self.stations.iter().map(|s| s.get_ref().as_str())).collect()
+    }
+}
+
+fn default_exponent() -> f64 {
+    2.0
+}
+fn default_sigma() -> f64 {
+    4.0
+}
+fn default_d0() -> f64 {
+    1.0
+}
+fn default_tx_power() -> f64 {
+    20.0
+}
+fn default_frequency() -> f64 {
+    2.4e9
+}
+
+/// Frame errors of a WLAN.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
+pub enum WifiErrors {
+    /// No frame errors.
+    #[default]
+    Ideal,
+    /// Fixed data-frame error rate (per station via `per_station`), and an ACK error rate.
+    Fer {
+        #[serde(default)]
+        fer: f64,
+        #[serde(default)]
+        ack_fer: f64,
+        #[serde(default)]
+        per_station: BTreeMap<String, f64>,
+    },
+    /// Log-distance path loss with log-normal shadowing, ns-2 semantics (a draw per frame and
+    /// receiver). Defaults: exponent 2, sigma 4 dB, d0 1 m (ns-2's), 20 dBm at 2.4 GHz.
+    Shadowing {
+        #[serde(default = "default_exponent")]
+        exponent: f64,
+        #[serde(default = "default_sigma")]
+        sigma_db: f64,
+        #[serde(default = "default_d0")]
+        reference_distance_m: f64,
+        #[serde(default = "default_tx_power")]
+        tx_power_dbm: f64,
+        #[serde(default = "default_frequency")]
+        frequency_hz: f64,
+        /// Receive threshold for data frames; default the 802.11 minimum sensitivity of the rate.
+        #[serde(default)]
+        rx_threshold_dbm: Option<f64>,
+        /// Receive threshold for control frames; default that of the control rate.
+        #[serde(default)]
+        control_rx_threshold_dbm: Option<f64>,
+    },
 }
 
 /// Transport protocol of a flow.
@@ -278,7 +431,7 @@ impl Default for TcpParams {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Probes {
-    /// Links whose queue occupancy is traced (both directions).
+    /// Links (both directions) and WLANs (every member) whose queue occupancy is traced.
     #[serde(default)]
     pub queues: Vec<String>,
     /// TCP flows whose cwnd, ssthresh, windows, RTT and RTO are traced.
@@ -438,6 +591,9 @@ impl Scenario {
                 p.push(format!("links[{i}] name {:?} is used twice; give the link a unique name", l.display_name()));
             }
         }
+        for (i, w) in self.wlans.iter().enumerate() {
+            self.validate_wlan(i, w, src, &nodes, &mut link_names, &mut p);
+        }
         let topo = Topology::new(self);
         let mut flow_names = BTreeMap::new();
         for (i, f) in self.flows.iter().enumerate() {
@@ -472,9 +628,9 @@ impl Scenario {
             self.validate_app(f, &fid, path_mtu, &mut p);
         }
         for q in &self.probes.queues {
-            if !link_names.contains_key(q) {
+            if !link_names.contains_key(q) && !self.wlans.iter().any(|w| &w.name == q) {
                 let known = link_names.keys().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ");
-                p.push(format!("probes.queues names unknown link {q:?}; known links: {known}"));
+                p.push(format!("probes.queues names unknown link or WLAN {q:?}; known: {known}"));
             }
         }
         for (field, list) in [("tcp", &self.probes.tcp), ("packets", &self.probes.packets)] {
@@ -489,6 +645,96 @@ impl Scenario {
             }
         }
         p
+    }
+
+    fn validate_wlan(
+        &self,
+        i: usize,
+        w: &Wlan,
+        src: &str,
+        nodes: &BTreeMap<&str, usize>,
+        names: &mut BTreeMap<String, usize>,
+        p: &mut Vec<String>,
+    ) {
+        let wid = format!("wlans[{i}] ({:?})", w.name);
+        let at = |s: &Spanned<String>| format!("line {}: ", line_of(src, s.span().start));
+        let known = nodes.keys().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ");
+        for (field, s) in w.ap.iter().map(|a| ("ap", a)).chain(w.stations.iter().map(|s| ("stations", s))) {
+            if !nodes.contains_key(s.get_ref().as_str()) {
+                p.push(format!("{}{wid}.{field} names unknown node {:?}; known nodes: {known}", at(s), s.get_ref()));
+            }
+        }
+        let members = w.members();
+        let mut seen = std::collections::BTreeSet::new();
+        for m in &members {
+            if !seen.insert(*m) {
+                p.push(format!("{wid}: node {m:?} is a member twice"));
+            }
+        }
+        let needed = if w.ap.is_some() { 1 } else { 2 };
+        if w.stations.len() < needed {
+            p.push(format!("{wid}.stations needs at least {needed} station(s)"));
+        }
+        if names.insert(w.name.clone(), i).is_some() {
+            p.push(format!("{wid}: the name is already used by a link or WLAN"));
+        }
+        let std = match w.standard {
+            WifiStandard::B => crate::wifi::phy::Standard::B,
+            WifiStandard::G => crate::wifi::phy::Standard::G,
+        };
+        let valid = crate::wifi::phy::Phy::rates(std);
+        let list = valid.iter().map(|r| format!("{}Mbps", *r as f64 / 10.0)).collect::<Vec<_>>().join(", ");
+        for (field, r) in [("data_rate", w.data_rate), ("control_rate", w.control_rate)] {
+            if let Some(r) = r {
+                if r.0 % 100_000 != 0 || !valid.contains(&((r.0 / 100_000) as u32)) {
+                    p.push(format!("{wid}.{field} {r} is not a rate of {}; valid: {list}", match w.standard {
+                        WifiStandard::B => "802.11b",
+                        WifiStandard::G => "802.11g",
+                    }));
+                }
+            }
+        }
+        if w.retry_short == 0 || w.retry_long == 0 {
+            p.push(format!("{wid}: retry limits count attempts and must be at least 1"));
+        }
+        for q in [Some(w.queue), w.ap_queue].into_iter().flatten() {
+            if let QueueLimit::Packets(0) | QueueLimit::Bytes(0) = q {
+                p.push(format!("{wid}: queues must hold at least one packet"));
+            }
+        }
+        if w.mtu.0 < MIN_MTU || w.mtu.0 > 2304 {
+            p.push(format!("{wid}.mtu {} is out of range; valid: {MIN_MTU}B to 2304B (the 802.11 MSDU limit)", w.mtu));
+        }
+        for name in w.positions.keys() {
+            if !members.contains(&name.as_str()) {
+                p.push(format!("{wid}.positions names {name:?}, which is not a member of this WLAN"));
+            }
+        }
+        match &w.errors {
+            WifiErrors::Ideal => {}
+            WifiErrors::Fer { fer, ack_fer, per_station } => {
+                for (f, v) in [("fer", *fer), ("ack_fer", *ack_fer)].into_iter().chain(per_station.iter().map(|(_, v)| ("per_station", *v))) {
+                    if !(0.0..=1.0).contains(&v) {
+                        p.push(format!("{wid}.errors.{f} = {v} is not a probability; valid: 0 to 1"));
+                    }
+                }
+                for name in per_station.keys() {
+                    if !members.contains(&name.as_str()) {
+                        p.push(format!("{wid}.errors.per_station names {name:?}, which is not a member"));
+                    }
+                }
+            }
+            WifiErrors::Shadowing { sigma_db, reference_distance_m, frequency_hz, .. } => {
+                for m in &members {
+                    if !w.positions.contains_key(*m) {
+                        p.push(format!("{wid}: the shadowing model needs positions for every member; {m:?} has none (positions = {{ {m} = [x, y] }})"));
+                    }
+                }
+                if *sigma_db < 0.0 || *reference_distance_m <= 0.0 || *frequency_hz <= 0.0 {
+                    p.push(format!("{wid}.errors: sigma_db must be ≥ 0, reference_distance_m and frequency_hz > 0"));
+                }
+            }
+        }
     }
 
     fn validate_app(&self, f: &Flow, fid: &str, path_mtu: Option<u64>, p: &mut Vec<String>) {
@@ -575,12 +821,30 @@ impl Scenario {
     }
 }
 
+/// One hop out of a node: one direction of a link, or a frame from one WLAN member to another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    Link { link: usize, a_to_b: bool },
+    /// `from` and `to` are member indexes in [`Wlan::members`] order.
+    Wlan { wlan: usize, from: usize, to: usize },
+}
+
+impl Edge {
+    fn reversed(self) -> Edge {
+        match self {
+            Edge::Link { link, a_to_b } => Edge::Link { link, a_to_b: !a_to_b },
+            Edge::Wlan { wlan, from, to } => Edge::Wlan { wlan, from: to, to: from },
+        }
+    }
+}
+
 /// Node adjacency, used for validation (reachability, path MTU) and by the builder for routes.
 pub struct Topology {
     pub names: Vec<String>,
-    /// For each node: (neighbour, link index, direction a->b?) in link order.
-    pub adj: Vec<Vec<(usize, usize, bool)>>,
-    mtus: Vec<u64>,
+    /// For each node: (neighbour, edge from this node to it), links first, in file order.
+    pub adj: Vec<Vec<(usize, Edge)>>,
+    link_mtus: Vec<u64>,
+    wlan_mtus: Vec<u64>,
 }
 
 impl Topology {
@@ -588,36 +852,53 @@ impl Topology {
         let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
         let idx = |n: &str| names.iter().position(|x| x == n);
         let mut adj = vec![Vec::new(); names.len()];
-        let mut mtus = Vec::new();
+        let mut add = |a: usize, b: usize, e: Edge| {
+            if a != b {
+                adj[a].push((b, e));
+                adj[b].push((a, e.reversed()));
+            }
+        };
         for (li, l) in s.links.iter().enumerate() {
-            mtus.push(l.mtu.0);
             if let (Some(a), Some(b)) = (idx(l.a.get_ref()), idx(l.b.get_ref())) {
-                if a != b {
-                    adj[a].push((b, li, true));
-                    adj[b].push((a, li, false));
+                add(a, b, Edge::Link { link: li, a_to_b: true });
+            }
+        }
+        for (wi, w) in s.wlans.iter().enumerate() {
+            let members: Vec<Option<usize>> = w.members().iter().map(|m| idx(m)).collect();
+            for i in 0..members.len() {
+                // Infrastructure: every station talks to the AP (member 0); ad hoc: to everyone.
+                let peers = if w.ap.is_some() { if i == 0 { 0..0 } else { 0..1 } } else { 0..i };
+                for j in peers {
+                    if let (Some(a), Some(b)) = (members[i], members[j]) {
+                        add(a, b, Edge::Wlan { wlan: wi, from: i, to: j });
+                    }
                 }
             }
         }
-        Topology { names, adj, mtus }
+        Topology {
+            names,
+            adj,
+            link_mtus: s.links.iter().map(|l| l.mtu.0).collect(),
+            wlan_mtus: s.wlans.iter().map(|w| w.mtu.0).collect(),
+        }
     }
 
     pub fn index(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|x| x == name)
     }
 
-    /// Breadth-first shortest-hop next steps towards `dst`: `next[n] = (link, a->b?)`.
-    /// Ties go to the link listed first, so routes are deterministic.
-    pub fn routes_to(&self, dst: usize) -> Vec<Option<(usize, bool)>> {
+    /// Breadth-first shortest-hop next steps towards `dst`: `next[n] = (edge out of n, next node)`.
+    /// Ties go to the edge listed first, so routes are deterministic.
+    pub fn routes_to(&self, dst: usize) -> Vec<Option<(Edge, usize)>> {
         let mut next = vec![None; self.names.len()];
         let mut seen = vec![false; self.names.len()];
         seen[dst] = true;
         let mut frontier = std::collections::VecDeque::from([dst]);
         while let Some(n) = frontier.pop_front() {
-            for &(m, link, a_to_b) in &self.adj[n] {
+            for &(m, e) in &self.adj[n] {
                 if !seen[m] {
                     seen[m] = true;
-                    // m reaches n over `link` in the opposite direction of n -> m.
-                    next[m] = Some((link, !a_to_b));
+                    next[m] = Some((e.reversed(), n));
                     frontier.push_back(m);
                 }
             }
@@ -632,15 +913,14 @@ impl Topology {
         let mut n = s;
         let mut mtu = u64::MAX;
         while n != d {
-            let (link, a_to_b) = routes[n]?;
-            mtu = mtu.min(self.mtus[link]);
-            n = self.far_end(n, link, a_to_b);
+            let (edge, next) = routes[n]?;
+            mtu = mtu.min(match edge {
+                Edge::Link { link, .. } => self.link_mtus[link],
+                Edge::Wlan { wlan, .. } => self.wlan_mtus[wlan],
+            });
+            n = next;
         }
         Some(mtu)
-    }
-
-    fn far_end(&self, n: usize, link: usize, a_to_b: bool) -> usize {
-        self.adj[n].iter().find(|&&(_, l, dir)| l == link && dir == a_to_b).map(|&(m, _, _)| m).expect("route uses an adjacent link")
     }
 }
 

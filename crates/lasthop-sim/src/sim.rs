@@ -11,7 +11,9 @@ use crate::apps::{Source, Transfer};
 use crate::engine::{End, Event, EventQueue};
 use crate::net::{Channel, PacketArena, QueueTrace};
 use crate::results::{Column, RunOutput, Table};
-use crate::scenario::{App, Scenario, Topology, Transport};
+use crate::scenario::{App, Edge, Scenario, Topology, Transport};
+use crate::wifi::build::build_dcf;
+use crate::wifi::dcf::{Dcf, Frame, MacOutput};
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
@@ -21,7 +23,22 @@ use lasthop_core::{Duration, Time};
 use rand_core::RngCore;
 use serde_json::{json, Value};
 
-const NO_ROUTE: u32 = u32::MAX;
+/// Where a node sends a packet towards a destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Egress {
+    None,
+    Chan(u32),
+    Wlan { wlan: u16, from: u16, to: u16 },
+}
+
+/// One WLAN: its MAC, its members' nodes and the pending decision event.
+struct WlanState {
+    name: String,
+    dcf: Dcf,
+    members: Vec<u32>,
+    gen: u32,
+    scheduled: Option<Time>,
+}
 
 /// Default bytes per application read when a read rate is set (paper 000's 8 KiB buffer).
 pub const DEFAULT_READ_SIZE: Bytes = Bytes(8 * 1024);
@@ -80,8 +97,10 @@ pub struct Simulation {
     events: EventQueue,
     packets: PacketArena,
     channels: Vec<Channel>,
-    /// routes[node * n + dst] = outgoing channel.
-    routes: Vec<u32>,
+    /// routes[node * n + dst] = where node sends packets for dst.
+    routes: Vec<Egress>,
+    wlans: Vec<WlanState>,
+    mac_out: Vec<MacOutput>,
     n_nodes: usize,
     node_names: Vec<String>,
     flows: Vec<FlowState>,
@@ -126,14 +145,27 @@ impl Simulation {
                 });
             }
         }
-        let mut routes = vec![NO_ROUTE; n * n];
+        let mut routes = vec![Egress::None; n * n];
         for dst in 0..n {
             for (node, hop) in topo.routes_to(dst).into_iter().enumerate() {
-                if let Some((link, a_to_b)) = hop {
-                    routes[node * n + dst] = (2 * link + usize::from(!a_to_b)) as u32;
-                }
+                routes[node * n + dst] = match hop {
+                    None => Egress::None,
+                    Some((Edge::Link { link, a_to_b }, _)) => Egress::Chan((2 * link + usize::from(!a_to_b)) as u32),
+                    Some((Edge::Wlan { wlan, from, to }, _)) => Egress::Wlan { wlan: wlan as u16, from: from as u16, to: to as u16 },
+                };
             }
         }
+        let wlans = scenario
+            .wlans
+            .iter()
+            .map(|w| WlanState {
+                name: w.name.clone(),
+                dcf: build_dcf(w, &rng, scenario.probes.queues.contains(&w.name)),
+                members: w.members().iter().map(|m| topo.index(m).expect("validated") as u32).collect(),
+                gen: 0,
+                scheduled: None,
+            })
+            .collect();
         let end = Time(scenario.simulation.duration.0);
         let interval = scenario.simulation.interval;
         let mut sim = Simulation {
@@ -144,6 +176,8 @@ impl Simulation {
             packets: PacketArena::default(),
             channels,
             routes,
+            wlans,
+            mac_out: Vec::new(),
             n_nodes: n,
             node_names: topo.names.clone(),
             flows: Vec::new(),
@@ -270,6 +304,8 @@ impl Simulation {
             Event::AppSend { flow } => self.on_app_send(flow),
             Event::AppRead { flow } => self.on_app_read(flow),
             Event::TcpTimer { flow, end } => self.on_tcp_timer(flow, end),
+            Event::WlanDecide { wlan, gen } => self.on_wlan_decide(wlan, gen),
+            Event::NodeArrive { node, pkt } => self.on_node_arrive(node, pkt),
         }
     }
 
@@ -282,8 +318,70 @@ impl Simulation {
 
     /// Hands a packet to the network at `node`.
     fn send_from(&mut self, node: u32, p: Packet) {
-        let chan = self.routes[node as usize * self.n_nodes + p.dst as usize];
-        debug_assert_ne!(chan, NO_ROUTE, "validated: every flow has a route");
+        match self.routes[node as usize * self.n_nodes + p.dst as usize] {
+            Egress::Chan(chan) => self.send_on_channel(chan, p),
+            Egress::Wlan { wlan, from, to } => self.send_on_wlan(wlan as usize, from, to, p),
+            Egress::None => unreachable!("validated: every flow has a route"),
+        }
+    }
+
+    fn send_on_wlan(&mut self, w: usize, from: u16, to: u16, p: Packet) {
+        let frame = Frame { pkt: 0, uid: p.uid, ip_bytes: p.wire_len(), to, delivered: false };
+        let id = self.packets.insert(p);
+        if self.wlans[w].dcf.enqueue(self.now, from as usize, Frame { pkt: id, ..frame }) {
+            self.schedule_wlan(w);
+        } else {
+            let p = self.packets.take(id);
+            self.drop_packet(&p, DropCause::Queue);
+        }
+    }
+
+    /// Schedules the WLAN's next decision if it is earlier than the pending one.
+    fn schedule_wlan(&mut self, w: usize) {
+        let ws = &mut self.wlans[w];
+        if let Some(t) = ws.dcf.next_decision() {
+            if ws.scheduled.is_none_or(|s| t < s) {
+                ws.gen = ws.gen.wrapping_add(1);
+                ws.scheduled = Some(t);
+                self.events.schedule(t.max(self.now), Event::WlanDecide { wlan: w as u32, gen: ws.gen });
+            }
+        }
+    }
+
+    fn on_wlan_decide(&mut self, wlan: u32, gen: u32) {
+        let w = wlan as usize;
+        if self.wlans[w].gen != gen {
+            return; // superseded by an earlier decision
+        }
+        self.wlans[w].scheduled = None;
+        let mut out = std::mem::take(&mut self.mac_out);
+        self.wlans[w].dcf.decide(self.now, &mut out);
+        for o in out.drain(..) {
+            match o {
+                MacOutput::Deliver { pkt, to, at } => {
+                    let node = self.wlans[w].members[to as usize];
+                    self.events.schedule(at, Event::NodeArrive { node, pkt });
+                }
+                MacOutput::RetryDrop { pkt } => {
+                    let p = self.packets.take(pkt);
+                    self.drop_packet(&p, DropCause::RetryLimit);
+                }
+            }
+        }
+        self.mac_out = out;
+        self.schedule_wlan(w);
+    }
+
+    fn on_node_arrive(&mut self, node: u32, id: u32) {
+        let p = self.packets.take(id);
+        if p.dst == node {
+            self.deliver(p);
+        } else {
+            self.send_from(node, p);
+        }
+    }
+
+    fn send_on_channel(&mut self, chan: u32, p: Packet) {
         let bytes = p.wire_len();
         let id = self.packets.insert(p);
         let c = &mut self.channels[chan as usize];
@@ -315,6 +413,7 @@ impl Simulation {
                 r.outcome.push(match cause {
                     DropCause::Queue => "queue_drop".into(),
                     DropCause::Link => "link_loss".into(),
+                    DropCause::RetryLimit => "retry_limit".into(),
                 });
             }
         }
@@ -723,6 +822,41 @@ impl Simulation {
                 tables.push(t);
             }
         }
+        let mut wlans = Vec::new();
+        for w in &mut self.wlans {
+            let st = w.dcf.stats.clone();
+            let mut members = Vec::new();
+            for (i, &node) in w.members.iter().enumerate() {
+                let s = w.dcf.station_stats(i).clone();
+                members.push(json!({
+                    "node": self.node_names[node as usize],
+                    "enqueued": s.enqueued,
+                    "queue_drops": s.queue_drops,
+                    "retry_drops": s.retry_drops,
+                    "attempts": s.attempts,
+                    "collisions": s.collisions,
+                    "frame_errors": s.frame_errors,
+                    "retries": s.retries,
+                    "delivered": s.delivered,
+                    "duplicates_filtered": s.duplicates_filtered,
+                    "max_queue_packets": s.max_queue,
+                }));
+                if let Some((t, n)) = w.dcf.take_queue_trace(i) {
+                    let mut tb = Table::new(format!("wlan/{}/{}", w.name, self.node_names[node as usize]));
+                    tb.push("time_s", Column::F64(t.iter().map(|&x| x as f64 / 1e9).collect()));
+                    tb.push("packets", Column::U64(n));
+                    tables.push(tb);
+                }
+            }
+            wlans.push(json!({
+                "name": w.name,
+                "exchanges": st.exchanges,
+                "successes": st.successes,
+                "collisions": st.collisions,
+                "busy_share": if end.0 > 0 { st.busy_ns.min(end.0) as f64 / end.0 as f64 } else { 0.0 },
+                "members": members,
+            }));
+        }
         let mut all = vec![itable];
         all.extend(tables);
         let summary = json!({
@@ -733,6 +867,7 @@ impl Simulation {
             "packets_in_network_at_end": self.packets.live(),
             "flows": flows,
             "links": links,
+            "wlans": wlans,
         });
         RunOutput { summary, tables: all }
     }

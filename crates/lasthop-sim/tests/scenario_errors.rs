@@ -66,7 +66,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("duration = \"10s\"", "duration = \"0s\"", &["simulation.duration must be positive"]),
         ("[simulation]\nduration = \"10s\"", "[simulation]", &["line 1", "missing field `duration`"]),
         ("name = \"island\"", "name = \"a\"", &["nodes[2].name \"a\" is used twice"]),
-        ("[[flows]]", "[probes]\nqueues = [\"nope\"]\n\n[[flows]]", &["probes.queues names unknown link \"nope\"", "known links: \"a-b\""]),
+        ("[[flows]]", "[probes]\nqueues = [\"nope\"]\n\n[[flows]]", &["probes.queues names unknown link or WLAN \"nope\"", "known: \"a-b\""]),
         ("duration = \"10s\"", "duration = \"10s", &["line 2", "invalid basic string"]),
     ];
     let mut failures = Vec::new();

@@ -4,6 +4,12 @@
 //! limits, optional RTS/CTS above a threshold, duplicate filtering at the receiver.
 //! Standard: IEEE 802.11-2016 §10.3 (DCF). Model check: Bianchi, JSAC 2000 (models.md §1).
 //!
+//! Backoff counting: a counter frozen by a busy medium loses one more slot when the medium
+//! becomes busy (equivalently, at the first slot boundary after DIFS/EIFS), the convention of
+//! Bianchi's Markov chain ("decremented every virtual slot, idle or busy") and of the EDCA
+//! backoff-slot boundary at the end of AIFS. With a pure freeze instead, saturation throughput at
+//! n = 50 (802.11g) came out 4 % below Bianchi; with this rule it is within 1 % (tests/wifi).
+//!
 //! How it is simulated without per-slot events: all stations hear each other (no hidden
 //! terminals), so after every exchange the medium is idle for everyone from the same instant R
 //! (exchange end + DIFS, or + EIFS after a collision or an errored frame). A station with
@@ -75,6 +81,7 @@ pub struct StationStats {
 #[derive(Debug)]
 struct Station {
     queue: VecDeque<Frame>,
+    limit: QueueLimit,
     queued_bytes: u64,
     /// Backoff slots left, valid at the current idle start R.
     backoff: u32,
@@ -117,6 +124,7 @@ impl Dcf {
         let stations = (0..n_stations)
             .map(|_| Station {
                 queue: VecDeque::new(),
+                limit: cfg.queue_limit,
                 queued_bytes: 0,
                 backoff: 0,
                 counting: false,
@@ -139,6 +147,11 @@ impl Dcf {
             busy_until: Time::ZERO,
             stats: WlanStats::default(),
         }
+    }
+
+    /// A queue size for one station (the AP's downlink queue, say) instead of the common one.
+    pub fn set_queue_limit(&mut self, i: usize, limit: QueueLimit) {
+        self.stations[i].limit = limit;
     }
 
     pub fn station_stats(&self, i: usize) -> &StationStats {
@@ -190,7 +203,7 @@ impl Dcf {
             let s = &self.stations[i];
             let waiting = s.queue.len().saturating_sub(1) as u64;
             let waiting_bytes = s.queued_bytes.saturating_sub(s.queue.front().map_or(0, |h| h.ip_bytes as u64));
-            match self.cfg.queue_limit {
+            match s.limit {
                 QueueLimit::Packets(n) => s.queue.is_empty() || waiting < n,
                 QueueLimit::Bytes(b) => s.queue.is_empty() || waiting_bytes + f.ip_bytes as u64 <= b,
             }
@@ -250,7 +263,10 @@ impl Dcf {
                 s.counting = false;
                 s.backoff = 0;
             } else if s.counting {
-                s.backoff = s.backoff.saturating_sub(elapsed_slots as u32);
+                // The idle slots that passed, plus one for the busy period now starting: a frozen
+                // counter decrements at the first backoff-slot boundary after DIFS/EIFS, which
+                // is Bianchi's "every virtual slot, idle or busy" and EDCA's AIFS boundary.
+                s.backoff = s.backoff.saturating_sub(elapsed_slots as u32 + 1);
                 if s.backoff == 0 && s.queue.is_empty() {
                     s.counting = false; // post-backoff finished
                 }

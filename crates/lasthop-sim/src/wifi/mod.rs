@@ -1,6 +1,7 @@
 //! IEEE 802.11 last hops: PHY timing ([`phy`]), frame errors ([`errors`]) and the DCF MAC on a
 //! shared medium ([`dcf`]).
 
+pub mod build;
 pub mod dcf;
 pub mod errors;
 pub mod phy;

@@ -1,0 +1,86 @@
+//! From a scenario's `[[wlans]]` entry to a configured [`Dcf`].
+
+use super::dcf::{Dcf, DcfConfig};
+use super::errors::{default_rx_threshold_dbm, ErrorModel, Shadowing};
+use super::phy::Phy;
+use crate::scenario::{Preamble, SlotTime, WifiErrors, WifiStandard, Wlan};
+use lasthop_core::rng::RngStreams;
+
+fn rate_x10(bps: u64) -> u32 {
+    (bps / 100_000) as u32
+}
+
+/// The PHY of a WLAN with the defaults of `scenario.rs` applied.
+pub fn phy_of(w: &Wlan) -> Phy {
+    match w.standard {
+        WifiStandard::B => {
+            let data = w.data_rate.map(|r| rate_x10(r.0)).unwrap_or(110);
+            let short = w.preamble == Preamble::Short;
+            // Long preamble: ACK at 1 Mb/s; short preamble cannot use 1 Mb/s: 2 Mb/s.
+            let ctrl = w.control_rate.map(|r| rate_x10(r.0)).unwrap_or(if short { 20 } else { 10 });
+            Phy::b(data, ctrl, short)
+        }
+        WifiStandard::G => {
+            let data = w.data_rate.map(|r| rate_x10(r.0)).unwrap_or(540);
+            // Highest mandatory OFDM rate (6/12/24 Mb/s) not above the data rate.
+            let ctrl = w.control_rate.map(|r| rate_x10(r.0)).unwrap_or_else(|| [240, 120, 60].into_iter().find(|&c| c <= data).unwrap_or(60));
+            Phy::g(data, ctrl, w.slot == SlotTime::Short)
+        }
+    }
+}
+
+pub fn build_dcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Dcf {
+    let phy = phy_of(w);
+    let members = w.members();
+    let errors = match &w.errors {
+        WifiErrors::Ideal => ErrorModel::Ideal,
+        WifiErrors::Fer { fer, ack_fer, per_station } => ErrorModel::Fixed {
+            fer: members.iter().map(|m| per_station.get(*m).copied().unwrap_or(*fer)).collect(),
+            ack_fer: *ack_fer,
+        },
+        WifiErrors::Shadowing {
+            exponent,
+            sigma_db,
+            reference_distance_m,
+            tx_power_dbm,
+            frequency_hz,
+            rx_threshold_dbm,
+            control_rx_threshold_dbm,
+        } => ErrorModel::Shadowing {
+            model: Shadowing {
+                exponent: *exponent,
+                sigma_db: *sigma_db,
+                reference_distance_m: *reference_distance_m,
+                tx_power_dbm: *tx_power_dbm,
+                frequency_hz: *frequency_hz,
+            },
+            positions: members.iter().map(|m| w.positions.get(*m).map(|p| (p[0], p[1])).unwrap_or((0.0, 0.0))).collect(),
+            rx_threshold_dbm: rx_threshold_dbm.unwrap_or_else(|| default_rx_threshold_dbm(phy.data_rate_x10)),
+            control_rx_threshold_dbm: control_rx_threshold_dbm.unwrap_or_else(|| default_rx_threshold_dbm(phy.control_rate_x10)),
+        },
+    };
+    let cfg = DcfConfig {
+        phy,
+        retry_short: w.retry_short,
+        retry_long: w.retry_long,
+        rts_threshold: w.rts_threshold.map(|b| b.0).unwrap_or(u64::MAX),
+        queue_limit: w.queue,
+        llc_snap: w.llc_snap,
+    };
+    let mut d = Dcf::new(
+        cfg,
+        members.len(),
+        errors,
+        rng.stream(&format!("wlan/{}/backoff", w.name)),
+        rng.stream(&format!("wlan/{}/errors", w.name)),
+    );
+    if let (Some(q), true) = (w.ap_queue, w.ap.is_some()) {
+        d.set_queue_limit(0, q);
+    }
+    if trace_queues {
+        for i in 0..members.len() {
+            d.enable_queue_trace(i);
+        }
+    }
+    d
+}
