@@ -126,13 +126,14 @@ pub struct FlowMeter {
     queue_drops: u64,
     link_losses: u64,
     retry_drops: u64,
-    delay_hist: Histogram<u32>,
+    /// Allocated at the first sample, and never for a meter without percentiles.
+    delay_hist: Option<Box<Histogram<u32>>>,
     delay_sum_ns: u128,
     delay_sq_sum_ns2: f64,
     delay_min_ns: u64,
     delay_max_ns: u64,
     ipdv_slots: Vec<(u32, i64)>, // (pkt_seq + 1, delay_ns); 0 = empty
-    ipdv_abs_hist: Histogram<u32>,
+    ipdv_abs_hist: Option<Box<Histogram<u32>>>,
     ipdv_abs_sum_ns: u128,
     ipdv_count: u64,
     ipdv_abs_max_ns: u64,
@@ -142,6 +143,7 @@ pub struct FlowMeter {
     ditg_count: u64,
     intervals: Vec<IntervalAcc>,
     keep_intervals: bool,
+    percentiles: bool,
 }
 
 /// Histogram of nanosecond values from 1 ns to one hour, 3 significant digits (~130 KB).
@@ -168,13 +170,13 @@ impl FlowMeter {
             queue_drops: 0,
             link_losses: 0,
             retry_drops: 0,
-            delay_hist: new_histogram(),
+            delay_hist: None,
             delay_sum_ns: 0,
             delay_sq_sum_ns2: 0.0,
             delay_min_ns: u64::MAX,
             delay_max_ns: 0,
             ipdv_slots: Vec::new(),
-            ipdv_abs_hist: new_histogram(),
+            ipdv_abs_hist: None,
             ipdv_abs_sum_ns: 0,
             ipdv_count: 0,
             ipdv_abs_max_ns: 0,
@@ -184,12 +186,20 @@ impl FlowMeter {
             ditg_count: 0,
             intervals: Vec::new(),
             keep_intervals: true,
+            percentiles: true,
         }
     }
 
-    /// A meter that keeps no per-interval series (for directions nobody plots, such as ACKs).
-    pub fn without_intervals(interval: Duration) -> Self {
-        FlowMeter { keep_intervals: false, ..FlowMeter::new(interval) }
+    /// A light meter: counts, means and maxima only — no per-interval series and no
+    /// percentile histograms (for directions nobody plots, such as TCP ACKs).
+    pub fn light(interval: Duration) -> Self {
+        FlowMeter { keep_intervals: false, percentiles: false, ..FlowMeter::new(interval) }
+    }
+
+    fn record_hist(slot: &mut Option<Box<Histogram<u32>>>, enabled: bool, v: u64) {
+        if enabled {
+            slot.get_or_insert_with(|| Box::new(new_histogram())).saturating_record(v.clamp(1, HIST_MAX_NS));
+        }
     }
 
     fn slot(&mut self, t: Time) -> &mut IntervalAcc {
@@ -231,7 +241,7 @@ impl FlowMeter {
         let delay_u = delay.max(0) as u64;
         self.received_packets += 1;
         self.received_bytes += bytes as u64;
-        self.delay_hist.saturating_record(delay_u.clamp(1, HIST_MAX_NS));
+        Self::record_hist(&mut self.delay_hist, self.percentiles, delay_u);
         self.delay_sum_ns += delay_u as u128;
         self.delay_sq_sum_ns2 += (delay_u as f64) * (delay_u as f64);
         self.delay_min_ns = self.delay_min_ns.min(delay_u);
@@ -274,7 +284,7 @@ impl FlowMeter {
         self.ipdv_slots[idx(pkt_seq)] = (tag(pkt_seq), delay);
         for v in pairs.into_iter().flatten() {
             let a = v.unsigned_abs();
-            self.ipdv_abs_hist.saturating_record(a.clamp(1, HIST_MAX_NS));
+            Self::record_hist(&mut self.ipdv_abs_hist, self.percentiles, a);
             self.ipdv_abs_sum_ns += a as u128;
             self.ipdv_count += 1;
             self.ipdv_abs_max_ns = self.ipdv_abs_max_ns.max(a);
@@ -307,7 +317,7 @@ impl FlowMeter {
         let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
         let n = self.received_packets;
         let have = n > 0;
-        let q = |h: &Histogram<u32>, p: f64| ms(h.value_at_quantile(p) as f64);
+        let q = |h: &Option<Box<Histogram<u32>>>, p: f64| h.as_ref().map(|h| ms(h.value_at_quantile(p) as f64));
         let mean_ns = if have { self.delay_sum_ns as f64 / n as f64 } else { 0.0 };
         let var = if have { (self.delay_sq_sum_ns2 / n as f64 - mean_ns * mean_ns).max(0.0) } else { 0.0 };
         let jit = self.ipdv_count > 0;
@@ -333,14 +343,14 @@ impl FlowMeter {
                 mean: have.then(|| ms(mean_ns)),
                 std: have.then(|| ms(var.sqrt())),
                 min: have.then(|| ms(self.delay_min_ns as f64)),
-                p50: have.then(|| q(&self.delay_hist, 0.50)),
-                p95: have.then(|| q(&self.delay_hist, 0.95)),
-                p99: have.then(|| q(&self.delay_hist, 0.99)),
+                p50: q(&self.delay_hist, 0.50),
+                p95: q(&self.delay_hist, 0.95),
+                p99: q(&self.delay_hist, 0.99),
                 max: have.then(|| ms(self.delay_max_ns as f64)),
             },
             jitter_ms: JitterStats {
                 mean: jit.then(|| ms(self.ipdv_abs_sum_ns as f64 / self.ipdv_count as f64)),
-                p99: jit.then(|| q(&self.ipdv_abs_hist, 0.99)),
+                p99: q(&self.ipdv_abs_hist, 0.99),
                 max: jit.then(|| ms(self.ipdv_abs_max_ns as f64)),
                 rfc3550: (n > 1).then(|| ms(self.rfc3550_j_ns)),
                 ditg: (self.ditg_count > 0).then(|| ms(self.ditg_sum_ns as f64 / self.ditg_count as f64)),

@@ -62,6 +62,23 @@ pub fn bernoulli(rng: &mut impl RngCore, p: f64) -> bool {
     uniform01(rng) < p
 }
 
+/// A standard normal draw (Box–Muller, one value per call; a fixed formula for determinism).
+pub fn standard_normal(rng: &mut impl RngCore) -> f64 {
+    let u1 = 1.0 - uniform01(rng); // (0, 1]
+    let u2 = uniform01(rng);
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// Lognormal with mean 1 and coefficient of variation `cov`: exp(μ + σZ), σ² = ln(1 + cov²),
+/// μ = −σ²/2.
+pub fn lognormal_unit_mean(rng: &mut impl RngCore, cov: f64) -> f64 {
+    if cov <= 0.0 {
+        return 1.0;
+    }
+    let s2 = (1.0 + cov * cov).ln();
+    (-s2 / 2.0 + s2.sqrt() * standard_normal(rng)).exp()
+}
+
 /// Exponential with the given mean, by inversion: -mean * ln(1 - U).
 pub fn exponential(rng: &mut impl RngCore, mean: f64) -> f64 {
     -mean * (1.0 - uniform01(rng)).ln()
@@ -89,6 +106,17 @@ mod tests {
     fn fnv1a_matches_the_published_test_vector() {
         // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (Fowler/Noll/Vo test suite).
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn lognormal_has_unit_mean_and_the_requested_cov() {
+        let mut r = RngStreams::new(2).stream("ln");
+        let xs: Vec<f64> = (0..200_000).map(|_| lognormal_unit_mean(&mut r, 0.5)).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
+        // Standard error of the mean: 0.5/√200000 = 0.0011.
+        assert!((mean - 1.0).abs() < 0.006, "{mean}");
+        assert!((sd / mean - 0.5).abs() < 0.01, "{}", sd / mean);
     }
 
     #[test]

@@ -2,19 +2,67 @@
 //! simulator "what now?" with the current time, so none of them knows about events or packets.
 //!
 //! - [`Source`] for message sources: CBR (constant size and inter-departure time, as D-ITG's
-//!   `-C`/`-c`) and on/off (CBR at `rate` during on periods; constant or exponential periods).
+//!   `-C`/`-c`), on/off (CBR at `rate` during on periods; constant or exponential periods) and
+//!   synthetic VBR video (one frame per 40 ms, cut into packets).
 //! - [`Transfer`] for TCP writers: greedy bulk (optionally N bytes) and file transfers of N bytes.
 
-use crate::scenario::{App, Periods};
-use lasthop_core::rng::{exponential, SimRng};
+use crate::scenario::{App, Periods, VideoPreset};
+use lasthop_core::rng::{lognormal_unit_mean, uniform01, exponential, SimRng};
 use lasthop_core::{Duration, Time};
 
-/// A CBR or on/off message source.
+/// A CBR, on/off or video message source.
 #[derive(Debug)]
 pub struct Source {
     size: u32,
     interval: Duration,
     onoff: Option<OnOff>,
+    video: Option<Video>,
+    /// Largest packet payload; longer messages (video frames) are cut into several packets.
+    max_packet: u32,
+}
+
+/// Synthetic MPEG-4 VBR video after models.md §5.4: frame size = m_type · S_scene · E_frame,
+/// S and E lognormal with mean 1 (CoV c_s and 0.25), scenes of geometric length (mean 10 GoPs),
+/// clipped at the trace's largest frame. It reproduces mean rate, frame and GoP variability
+/// and the peak; not the long-range dependence of the real trace.
+#[derive(Debug)]
+struct Video {
+    /// Mean I, P, B frame sizes in bytes.
+    mean: [f64; 3],
+    scene_cov: f64,
+    max_frame: f64,
+    frame: usize,
+    scene: f64,
+    rng: SimRng,
+}
+
+const FRAME_COV: f64 = 0.25;
+const MEAN_SCENE_FRAMES: f64 = 120.0;
+/// I B B P B B P B B P B B as indexes into `Video::mean`.
+const GOP: [usize; 12] = [0, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2, 2];
+
+impl Video {
+    /// Calibrated parameters of models.md §5.4 (traffic_models.py).
+    fn new(preset: VideoPreset, rng: SimRng) -> Video {
+        let (i, p, b, cs, max) = match preset {
+            VideoPreset::StarwarsMpeg4High => (2788.0, 1961.0, 981.0, 0.371, 9370.0),
+            VideoPreset::StarwarsMpeg4Medium => (1474.0, 456.0, 228.0, 0.509, 4690.0),
+            VideoPreset::StarwarsMpeg4Low => (1511.0, 241.0, 121.0, 0.439, 4686.0),
+            VideoPreset::LectureMpeg4Medium => (1691.0, 253.0, 127.0, 0.269, 3432.0),
+            VideoPreset::LectureMpeg4Low => (1751.0, 113.0, 56.0, 0.097, 3432.0),
+        };
+        Video { mean: [i, p, b], scene_cov: cs, max_frame: max, frame: 0, scene: 0.0, rng }
+    }
+
+    fn next_frame_bytes(&mut self) -> u32 {
+        if self.frame == 0 || uniform01(&mut self.rng) < 1.0 / MEAN_SCENE_FRAMES {
+            self.scene = lognormal_unit_mean(&mut self.rng, self.scene_cov);
+        }
+        let kind = GOP[self.frame % GOP.len()];
+        self.frame += 1;
+        let size = self.mean[kind] * self.scene * lognormal_unit_mean(&mut self.rng, FRAME_COV);
+        size.clamp(1.0, self.max_frame).round() as u32
+    }
 }
 
 #[derive(Debug)]
@@ -39,19 +87,38 @@ impl Source {
     /// `None` for applications that are not message sources.
     pub fn new(app: &App, rng: SimRng) -> Option<Self> {
         match *app {
-            App::Cbr { size, interval } => Some(Source { size: size.0 as u32, interval, onoff: None }),
+            App::Cbr { size, interval } => {
+                Some(Source { size: size.0 as u32, interval, onoff: None, video: None, max_packet: size.0 as u32 })
+            }
             App::Onoff { size, rate, on, off, periods } => Some(Source {
                 size: size.0 as u32,
                 // While on: one packet of `size` payload bytes every size·8/rate.
                 interval: rate.tx_time(size.0),
                 onoff: Some(OnOff { on, off, periods, rng, on_until: Time::ZERO }),
+                video: None,
+                max_packet: size.0 as u32,
+            }),
+            App::Video { preset, packet_size } => Some(Source {
+                size: 0,
+                interval: Duration::from_millis(40),
+                onoff: None,
+                video: Some(Video::new(preset, rng)),
+                max_packet: packet_size.0 as u32,
             }),
             _ => None,
         }
     }
 
-    pub fn size(&self) -> u32 {
-        self.size
+    /// Bytes of the next message (a packet, or a whole video frame).
+    pub fn next_message(&mut self) -> u32 {
+        match self.video.as_mut() {
+            Some(v) => v.next_frame_bytes(),
+            None => self.size,
+        }
+    }
+
+    pub fn max_packet(&self) -> u32 {
+        self.max_packet
     }
 
     /// Called at the start time: returns when the first message goes.
@@ -95,7 +162,7 @@ impl Transfer {
         let total = match *app {
             App::Bulk { bytes } => bytes.map(|b| b.0),
             App::File { bytes } => Some(bytes.0),
-            App::Cbr { .. } | App::Onoff { .. } => Some(0),
+            App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } => Some(0),
         };
         Transfer { total, written: 0, stopped: false, backlog: 0 }
     }
@@ -142,6 +209,18 @@ mod tests {
         let mut s = Source::new(&app, RngStreams::new(1).stream("x")).unwrap();
         let t0 = s.start(Time(0));
         assert_eq!(s.next_after(t0), Time(20_000_000));
+    }
+
+    #[test]
+    fn video_reproduces_the_calibrated_mean_rate() {
+        // models.md §5.4: Star Wars IV MPEG-4 high, synthetic mean 1357 B per frame
+        // (the trace: 1376 B, 275 kb/s at 25 frames/s).
+        let app = App::Video { preset: VideoPreset::StarwarsMpeg4High, packet_size: lasthop_core::units::Bytes(1472) };
+        let mut s = Source::new(&app, RngStreams::new(1).stream("v")).unwrap();
+        let n = 90_000; // one hour of frames
+        let total: u64 = (0..n).map(|_| s.next_message() as u64).sum();
+        let mean = total as f64 / n as f64;
+        assert!((mean - 1376.0).abs() / 1376.0 < 0.05, "mean frame {mean:.0} B");
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Scenarios compiled into lasthop, so `lasthop run` works with nothing but the binary.
 
 /// (name, TOML text) of every bundled scenario; the first is the default.
-pub const BUNDLED: &[(&str, &str)] = &[("dumbbell", include_str!("../../../scenarios/dumbbell.toml"))];
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("dumbbell", include_str!("../../../scenarios/dumbbell.toml")),
+    ("home", include_str!("../../../scenarios/home.toml")),
+    ("saturation", include_str!("../../../scenarios/saturation.toml")),
+];
 
 /// The TOML text of a bundled scenario.
 pub fn bundled(name: &str) -> Option<&'static str> {

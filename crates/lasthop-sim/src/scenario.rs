@@ -313,7 +313,7 @@ pub struct Flow {
     /// When the application stops sending (default: the end of the run).
     #[serde(default)]
     pub stop: Option<Duration>,
-    /// tcp or udp; defaults to tcp for bulk and file, udp for cbr and onoff.
+    /// tcp or udp; defaults to tcp for bulk and file, udp for cbr, onoff and video.
     #[serde(default)]
     pub transport: Option<Transport>,
     /// DiffServ code point written in the IP header (0..63).
@@ -329,7 +329,7 @@ impl Flow {
     pub fn transport(&self) -> Transport {
         self.transport.unwrap_or(match self.app {
             App::Bulk { .. } | App::File { .. } => Transport::Tcp,
-            App::Cbr { .. } | App::Onoff { .. } => Transport::Udp,
+            App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } => Transport::Udp,
         })
     }
 }
@@ -364,6 +364,30 @@ pub enum App {
         #[serde(default = "default_periods")]
         periods: Periods,
     },
+    /// Synthetic VBR video calibrated to a published trace (models.md §5.4): 25 frames/s,
+    /// GoP IBBPBBPBBPBB, frames cut into packets of at most `packet_size` payload bytes.
+    Video {
+        preset: VideoPreset,
+        #[serde(default = "default_video_packet")]
+        packet_size: Bytes,
+    },
+}
+
+/// Video traces that the synthetic source reproduces (statistics from Fitzek & Reisslein 2001).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum VideoPreset {
+    /// Star Wars IV, MPEG-4, high quality: 275 kb/s, frame CoV 0.66.
+    StarwarsMpeg4High,
+    StarwarsMpeg4Medium,
+    StarwarsMpeg4Low,
+    /// Lecture Room-Cam, MPEG-4, medium quality: 58 kb/s.
+    LectureMpeg4Medium,
+    LectureMpeg4Low,
+}
+
+fn default_video_packet() -> Bytes {
+    Bytes(1472)
 }
 
 fn default_periods() -> Periods {
@@ -744,6 +768,7 @@ impl Scenario {
                 p.push(format!("{fid}.app: bulk and file transfers need transport = \"tcp\""))
             }
             (App::Onoff { .. }, Transport::Tcp) => p.push(format!("{fid}.app: onoff runs over udp only")),
+            (App::Video { .. }, Transport::Tcp) => p.push(format!("{fid}.app: video runs over udp only")),
             _ => {}
         }
         match &f.app {
@@ -773,6 +798,7 @@ impl Scenario {
             }
             let size = match &f.app {
                 App::Cbr { size, .. } | App::Onoff { size, .. } => size.0,
+                App::Video { packet_size, .. } => packet_size.0,
                 _ => 0,
             };
             if let Some(mtu) = path_mtu {

@@ -256,7 +256,7 @@ impl Simulation {
             stop: Time(f.stop.map(|s| s.0).unwrap_or(u64::MAX).min(self.end.0)),
             transport,
             forward: FlowMeter::new(self.interval),
-            reverse: FlowMeter::without_intervals(self.interval),
+            reverse: FlowMeter::light(self.interval),
             next_seq: [0, 0],
             kind,
             records: self.scenario.probes.packets.contains(&f.name).then(PacketRecords::default),
@@ -527,9 +527,15 @@ impl Simulation {
         }
         match &mut self.flows[fi].kind {
             FlowKind::Udp(src) => {
-                let size = src.size();
+                let mut left = src.next_message();
+                let max = src.max_packet();
                 let next = src.next_after(now);
-                self.send_udp(fi, size);
+                // A message longer than a packet (a video frame) leaves as back-to-back packets.
+                while left > 0 {
+                    let size = left.min(max);
+                    self.send_udp(fi, size);
+                    left -= size;
+                }
                 if next < self.flows[fi].stop {
                     self.events.schedule(next, Event::AppSend { flow });
                 }

@@ -57,7 +57,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("dst = \"b\"", "dst = \"a\"", &["src and dst are the same node"]),
         ("b = \"b\"", "b = \"a\"", &["line 15", "links[0] connects \"a\" to itself"]),
         ("size = \"100B\"", "size = \"1473B\"", &["app.size 1473B plus 28 B of IP/UDP headers exceeds the path MTU 1500B", "at most 1472B"]),
-        ("type = \"cbr\"", "type = \"video\"", &["line 23", "unknown variant `video`", "bulk", "file", "cbr", "onoff"]),
+        ("type = \"cbr\"", "type = \"movie\"", &["line 23", "unknown variant `movie`", "bulk", "file", "cbr", "onoff", "video"]),
         ("interval = \"10ms\"", "intervl = \"10ms\"", &["line 23", "unknown field `intervl`"]),
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntransport = \"udp\"", &["bulk and file transfers need transport = \"tcp\""]),
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { mss = \"1461B\" }", &["tcp.mss 1461B does not fit the path MTU 1500B", "1B to 1460B"]),

@@ -3,7 +3,7 @@
 //! Gaussian draw for every frame and every receiver, reception iff the received power reaches
 //! the receive threshold of the frame's rate. The MAC ACK gets its own draw.
 
-use lasthop_core::rng::{uniform01, SimRng};
+use lasthop_core::rng::{standard_normal, uniform01, SimRng};
 
 /// Speed of light used by ns-2 (m/s).
 const C: f64 = 3.0e8;
@@ -50,13 +50,6 @@ pub fn erfc(x: f64) -> f64 {
                         + t * (0.278_868_07 + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
         .exp();
     if x >= 0.0 { r } else { 2.0 - r }
-}
-
-/// A standard normal draw (Box–Muller, one value per call; fixed formula for determinism).
-pub fn standard_normal(rng: &mut SimRng) -> f64 {
-    let u1 = 1.0 - uniform01(rng); // (0, 1]
-    let u2 = uniform01(rng);
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
 /// The error process of one WLAN.

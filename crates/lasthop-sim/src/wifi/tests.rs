@@ -21,7 +21,7 @@ fn saturate(d: &mut Dcf, frames: usize, bytes: u32) -> (Time, Vec<MacOutput>) {
     let mut uid = 0;
     let mut out = Vec::new();
     let mut now = Time::ZERO;
-    let mut fill = |d: &mut Dcf, now: Time, uid: &mut u64| {
+    let fill = |d: &mut Dcf, now: Time, uid: &mut u64| {
         for i in 1..d.n_stations() {
             while d.queue_len(i) < 3 {
                 *uid += 1;
