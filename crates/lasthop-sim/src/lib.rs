@@ -12,6 +12,7 @@
 
 pub mod apps;
 pub mod bundled;
+pub mod cellular;
 pub mod engine;
 pub mod net;
 pub mod results;

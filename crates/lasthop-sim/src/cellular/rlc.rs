@@ -1,0 +1,473 @@
+//! One direction of a W-CDMA dedicated channel with RLC acknowledged mode (3GPP TS 25.322),
+//! as the Koga et al. paper (shared/papers/004) models it:
+//!
+//! - SDUs (IP packets) wait in the base-station buffer, counted in SDUs (an SDU is never stored
+//!   in part), until every PDU is acknowledged or the SDU is discarded.
+//! - Segmentation into PDUs of `pdu_payload` bytes (40 B + 2 B header); one length-indicator
+//!   byte marks the end of each SDU, so an SDU of L bytes needs ceil((L + 1) / 40) PDUs
+//!   (1500 B -> 38, 260 B -> 7). No concatenation: the last PDU of an SDU is padded.
+//! - Every TTI (20 ms) up to rate·TTI / (8·pdu_payload) PDUs are sent (384 kb/s -> 24), NACKed
+//!   PDUs before new ones. A TTI is received whole or lost whole (the channel's error unit).
+//! - Selective-repeat ARQ: the sender learns the fate of a TTI from the receiver's STATUS one
+//!   RLC round trip after sending it (TTI + link delay down, TTI + link delay up; STATUS PDUs are
+//!   error-free, as the paper assumes). A lost PDU is sent again unless it has already been
+//!   retransmitted `max_retx` times for its traffic class; then its SDU is discarded and the
+//!   receiver is told (move-receiving-window) one way later.
+//! - In-order delivery at the receiver: a complete SDU waits for the SDUs before it; after the
+//!   waiting timeout WT the gap is given up, and an SDU of that gap completing later is dropped
+//!   ("dropped for order", application loss).
+//!
+//! The entity is sans-I/O: methods take `now` and return what to deliver or drop and when to be
+//! called next.
+
+use super::channel::TtiErrors;
+use lasthop_core::{Duration, Time};
+use std::collections::VecDeque;
+
+/// Traffic class of an SDU, for retransmission limits and priority scheduling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Tcp,
+    Udp,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RlcConfig {
+    pub rate_bps: u64,
+    pub tti: Duration,
+    /// One-way delay after a TTI ends until its PDUs are at the receiver (propagation and
+    /// processing; the paper: 30 ms).
+    pub delay: Duration,
+    pub pdu_payload: u32,
+    /// Base-station buffer in SDUs.
+    pub buffer_sdus: usize,
+    /// Most retransmissions of one PDU (0 = none) per class.
+    pub max_retx_tcp: u32,
+    pub max_retx_udp: u32,
+    /// None = retransmit without limit (and never discard).
+    pub unlimited: bool,
+    pub waiting_timeout: Duration,
+}
+
+impl RlcConfig {
+    pub fn pdus_per_tti(&self) -> usize {
+        ((self.rate_bps as u128 * self.tti.0 as u128 / 1_000_000_000) / (8 * self.pdu_payload as u128)) as usize
+    }
+    /// PDUs for an SDU of `bytes`: the payload plus one length-indicator byte.
+    pub fn pdus_for(&self, bytes: u32) -> u32 {
+        (bytes + 1).div_ceil(self.pdu_payload)
+    }
+    /// Time from a TTI's start until the sender knows its fate (the RLC round trip).
+    pub fn feedback_delay(&self) -> Duration {
+        self.tti + self.delay + self.tti + self.delay
+    }
+    fn max_retx(&self, c: Class) -> u32 {
+        match c {
+            Class::Tcp => self.max_retx_tcp,
+            Class::Udp => self.max_retx_udp,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SduState {
+    /// At the sender, some PDU not yet acknowledged.
+    Pending,
+    /// Every PDU acknowledged.
+    Acked,
+    /// Given up by the sender after the retransmission limit.
+    Discarded,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sdu {
+    pkt: u32,
+    class: Class,
+    n_pdus: u32,
+    first_sn: u64,
+    acked: u32,
+    received: u32,
+    state: SduState,
+    /// When the receiver learns of a discard (MRW), if discarded.
+    discard_known_at: Time,
+    completed_at: Option<Time>,
+    /// The receiver passed it up or skipped it.
+    done_at_rx: bool,
+    /// The receiver gave up waiting for it (its successors went up before it).
+    skipped: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pdu {
+    sdu: u64,
+    tx_count: u32,
+    acked: bool,
+    received: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Tti {
+    id: u64,
+    feedback_at: Time,
+    lost: bool,
+    /// Range of this TTI's PDU sequence numbers in `sent_sns`.
+    start: usize,
+    len: usize,
+}
+
+/// Results of an RLC step for the simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RlcOutput {
+    /// Pass the packet up at the receiver now.
+    Deliver { pkt: u32 },
+    /// The SDU was discarded after the retransmission limit (transport loss).
+    Discarded { pkt: u32 },
+    /// The SDU completed after the receiver had given up on it (application loss).
+    OutOfOrder { pkt: u32 },
+    /// The TTI `id` reaches the receiver at `at`.
+    Arrival { id: u64, at: Time },
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RlcStats {
+    pub sdus_in: u64,
+    pub buffer_drops: u64,
+    pub discarded: u64,
+    pub out_of_order: u64,
+    pub delivered: u64,
+    pub ttis: u64,
+    pub ttis_lost: u64,
+    pub pdus_sent: u64,
+    pub pdus_retransmitted: u64,
+}
+
+#[derive(Debug)]
+pub struct RlcAm {
+    pub cfg: RlcConfig,
+    errors: TtiErrors,
+    /// SDUs by sequence number, from `sdu_base`.
+    sdus: VecDeque<Sdu>,
+    sdu_base: u64,
+    /// PDUs by sequence number, from `pdu_base`.
+    pdus: VecDeque<Pdu>,
+    pdu_base: u64,
+    next_new_sn: u64,
+    retx: VecDeque<u64>,
+    in_flight: VecDeque<Tti>,
+    sent_sns: VecDeque<u64>,
+    sent_base: usize,
+    next_tti_id: u64,
+    /// Next SDU the receiver expects to pass up.
+    rx_next: u64,
+    /// SDUs occupying the base-station buffer.
+    occupancy: usize,
+    last_tti_index: Option<u64>,
+    pub stats: RlcStats,
+}
+
+impl RlcAm {
+    pub fn new(cfg: RlcConfig, errors: TtiErrors) -> Self {
+        RlcAm {
+            cfg,
+            errors,
+            sdus: VecDeque::new(),
+            sdu_base: 0,
+            pdus: VecDeque::new(),
+            pdu_base: 0,
+            next_new_sn: 0,
+            retx: VecDeque::new(),
+            in_flight: VecDeque::new(),
+            sent_sns: VecDeque::new(),
+            sent_base: 0,
+            next_tti_id: 0,
+            rx_next: 0,
+            occupancy: 0,
+            last_tti_index: None,
+            stats: RlcStats::default(),
+        }
+    }
+
+    /// SDUs in the base-station buffer.
+    pub fn occupancy(&self) -> usize {
+        self.occupancy
+    }
+
+    /// Packet ids still held (for the conservation census): not yet passed up nor dropped.
+    pub fn held_packets(&self) -> usize {
+        self.sdus.iter().filter(|s| !s.done_at_rx && s.state != SduState::Discarded).count()
+    }
+
+    fn sdu(&mut self, seq: u64) -> &mut Sdu {
+        &mut self.sdus[(seq - self.sdu_base) as usize]
+    }
+    fn pdu(&mut self, sn: u64) -> &mut Pdu {
+        &mut self.pdus[(sn - self.pdu_base) as usize]
+    }
+
+    /// Accepts an SDU into the buffer; false if the buffer is full (the caller drops it).
+    pub fn enqueue(&mut self, pkt: u32, bytes: u32, class: Class) -> bool {
+        if self.occupancy >= self.cfg.buffer_sdus {
+            self.stats.buffer_drops += 1;
+            return false;
+        }
+        self.stats.sdus_in += 1;
+        self.occupancy += 1;
+        let seq = self.sdu_base + self.sdus.len() as u64;
+        let n = self.cfg.pdus_for(bytes);
+        let first_sn = self.pdu_base + self.pdus.len() as u64;
+        for _ in 0..n {
+            self.pdus.push_back(Pdu { sdu: seq, tx_count: 0, acked: false, received: false });
+        }
+        self.sdus.push_back(Sdu {
+            pkt,
+            class,
+            n_pdus: n,
+            first_sn,
+            acked: 0,
+            received: 0,
+            state: SduState::Pending,
+            discard_known_at: Time::MAX,
+            completed_at: None,
+            done_at_rx: false,
+            skipped: false,
+        });
+        true
+    }
+
+    /// The next TTI boundary at or after `now`.
+    pub fn next_tti_at(&self, now: Time) -> Time {
+        let t = self.cfg.tti.0;
+        Time(now.0.div_ceil(t) * t)
+    }
+
+    /// Is there anything for the TTI clock to do (data to send or feedback to await)?
+    pub fn busy(&self) -> bool {
+        !self.retx.is_empty() || self.next_new_sn < self.pdu_base + self.pdus.len() as u64 || !self.in_flight.is_empty()
+    }
+
+    /// Runs the TTI that starts at `now` (a TTI boundary): takes feedback, sends PDUs.
+    pub fn on_tti(&mut self, now: Time, out: &mut Vec<RlcOutput>) {
+        self.take_feedback(now, out);
+        let cap = self.cfg.pdus_per_tti();
+        let start = self.sent_base + self.sent_sns.len();
+        let mut len = 0;
+        while len < cap {
+            let Some(sn) = self.next_pdu_to_send() else { break };
+            if self.pdu(sn).tx_count > 0 {
+                self.stats.pdus_retransmitted += 1;
+            }
+            self.pdu(sn).tx_count += 1;
+            self.sent_sns.push_back(sn);
+            len += 1;
+        }
+        if len == 0 {
+            return;
+        }
+        // The channel moves on by the TTIs since the last transmission, idle ones included.
+        let index = now.0 / self.cfg.tti.0;
+        let gap = self.last_tti_index.map(|l| index.saturating_sub(l)).unwrap_or(1);
+        self.last_tti_index = Some(index);
+        let lost = self.errors.advance(gap);
+        self.stats.ttis += 1;
+        self.stats.pdus_sent += len as u64;
+        if lost {
+            self.stats.ttis_lost += 1;
+        }
+        let id = self.next_tti_id;
+        self.next_tti_id += 1;
+        self.in_flight.push_back(Tti { id, feedback_at: now + self.cfg.feedback_delay(), lost, start, len });
+        if !lost {
+            out.push(RlcOutput::Arrival { id, at: now + self.cfg.tti + self.cfg.delay });
+        }
+    }
+
+    /// Retransmissions first, then new PDUs; PDUs of discarded or acknowledged SDUs are skipped.
+    fn next_pdu_to_send(&mut self) -> Option<u64> {
+        while let Some(sn) = self.retx.pop_front() {
+            if sn < self.pdu_base {
+                continue;
+            }
+            let p = self.pdus[(sn - self.pdu_base) as usize];
+            if !p.acked && self.sdus[(p.sdu - self.sdu_base) as usize].state == SduState::Pending {
+                return Some(sn);
+            }
+        }
+        while self.next_new_sn < self.pdu_base + self.pdus.len() as u64 {
+            let sn = self.next_new_sn;
+            self.next_new_sn += 1;
+            let sdu = self.pdus[(sn - self.pdu_base) as usize].sdu;
+            if self.sdus[(sdu - self.sdu_base) as usize].state == SduState::Pending {
+                return Some(sn);
+            }
+        }
+        None
+    }
+
+    fn take_feedback(&mut self, now: Time, out: &mut Vec<RlcOutput>) {
+        while self.in_flight.front().is_some_and(|t| t.feedback_at <= now) {
+            let t = self.in_flight.pop_front().expect("checked");
+            for k in 0..t.len {
+                let sn = self.sent_sns[t.start - self.sent_base + k];
+                if sn < self.pdu_base {
+                    continue;
+                }
+                let p = *self.pdu(sn);
+                let seq = p.sdu;
+                if self.sdu(seq).state != SduState::Pending || p.acked {
+                    continue;
+                }
+                if !t.lost {
+                    self.pdu(sn).acked = true;
+                    let s = self.sdu(seq);
+                    s.acked += 1;
+                    if s.acked == s.n_pdus {
+                        s.state = SduState::Acked;
+                        self.occupancy -= 1;
+                    }
+                } else {
+                    let class = self.sdu(seq).class;
+                    if self.cfg.unlimited || p.tx_count <= self.cfg.max_retx(class) {
+                        self.retx.push_back(sn);
+                    } else {
+                        self.discard(now, seq, out);
+                    }
+                }
+            }
+            // The sent-SN log is consumed in TTI order.
+            let drop_to = t.start + t.len;
+            while self.sent_base < drop_to {
+                self.sent_sns.pop_front();
+                self.sent_base += 1;
+            }
+        }
+        self.compact();
+    }
+
+    fn discard(&mut self, now: Time, seq: u64, out: &mut Vec<RlcOutput>) {
+        let known = now + self.cfg.tti + self.cfg.delay;
+        let s = self.sdu(seq);
+        s.state = SduState::Discarded;
+        s.discard_known_at = known;
+        let (pkt, done) = (s.pkt, s.done_at_rx);
+        self.occupancy -= 1;
+        self.stats.discarded += 1;
+        // A packet the receiver already passed up (all PDUs arrived, the ACK did not) is not lost.
+        if !done {
+            out.push(RlcOutput::Discarded { pkt });
+        }
+    }
+
+    /// Forgets SDUs and PDUs that both ends are finished with.
+    fn compact(&mut self) {
+        while let Some(s) = self.sdus.front() {
+            let sender_done = s.state != SduState::Pending;
+            if !(sender_done && (s.done_at_rx || s.skipped) && self.rx_next > self.sdu_base) {
+                break;
+            }
+            let n = s.n_pdus as u64;
+            let first = s.first_sn;
+            self.sdus.pop_front();
+            self.sdu_base += 1;
+            debug_assert_eq!(first, self.pdu_base);
+            for _ in 0..n {
+                self.pdus.pop_front();
+            }
+            self.pdu_base += n;
+            self.next_new_sn = self.next_new_sn.max(self.pdu_base);
+        }
+    }
+
+    /// The PDUs of TTI `id` reach the receiver. Returns the next receiver deadline (WT, MRW).
+    pub fn on_arrival(&mut self, now: Time, id: u64, out: &mut Vec<RlcOutput>) -> Option<Time> {
+        // A TTI's record leaves `in_flight` at its feedback time, which is after its arrival.
+        let t = *self.in_flight.iter().find(|t| t.id == id).expect("a TTI arrives before its feedback");
+        for k in 0..t.len {
+            let sn = self.sent_sns[t.start - self.sent_base + k];
+            if sn < self.pdu_base {
+                continue;
+            }
+            let p = *self.pdu(sn);
+            if p.received {
+                continue;
+            }
+            self.pdu(sn).received = true;
+            let s = self.sdu(p.sdu);
+            if s.state == SduState::Discarded {
+                continue;
+            }
+            s.received += 1;
+            if s.received == s.n_pdus {
+                s.completed_at = Some(now);
+                if s.skipped {
+                    s.done_at_rx = true;
+                    let pkt = s.pkt;
+                    self.stats.out_of_order += 1;
+                    out.push(RlcOutput::OutOfOrder { pkt });
+                }
+            }
+        }
+        self.deliver_in_order(now, out)
+    }
+
+    /// Passes up complete SDUs in sequence; gives up a gap once a later SDU has waited WT.
+    /// Returns when it needs to be called again (a WT or MRW deadline), if ever.
+    pub fn deliver_in_order(&mut self, now: Time, out: &mut Vec<RlcOutput>) -> Option<Time> {
+        let end = self.sdu_base + self.sdus.len() as u64;
+        loop {
+            // In-sequence delivery.
+            while self.rx_next < end {
+                let s = *self.sdu(self.rx_next);
+                if s.done_at_rx || s.skipped {
+                    self.rx_next += 1;
+                } else if s.completed_at.is_some() && s.state != SduState::Discarded {
+                    self.sdu(self.rx_next).done_at_rx = true;
+                    self.stats.delivered += 1;
+                    out.push(RlcOutput::Deliver { pkt: s.pkt });
+                    self.rx_next += 1;
+                } else if s.state == SduState::Discarded && s.discard_known_at <= now {
+                    self.sdu(self.rx_next).done_at_rx = true;
+                    self.rx_next += 1;
+                } else {
+                    break;
+                }
+            }
+            // The earliest complete SDU beyond the gap: has it waited WT?
+            let held = (self.rx_next..end)
+                .find(|&q| {
+                    let s = &self.sdus[(q - self.sdu_base) as usize];
+                    s.completed_at.is_some() && !s.done_at_rx && s.state != SduState::Discarded
+                })
+                .map(|q| (q, self.sdus[(q - self.sdu_base) as usize].completed_at.expect("found")));
+            match held {
+                Some((q, done)) if done + self.cfg.waiting_timeout <= now => {
+                    // Give up the gap before q.
+                    for g in self.rx_next..q {
+                        let s = self.sdu(g);
+                        if !s.done_at_rx {
+                            s.skipped = true;
+                        }
+                    }
+                    self.rx_next = q;
+                }
+                Some((_, done)) => {
+                    self.compact();
+                    let mrw = self.next_mrw_deadline(now);
+                    return Some(mrw.map_or(done + self.cfg.waiting_timeout, |m| m.min(done + self.cfg.waiting_timeout)));
+                }
+                None => {
+                    self.compact();
+                    return self.next_mrw_deadline(now);
+                }
+            }
+        }
+    }
+
+    fn next_mrw_deadline(&self, now: Time) -> Option<Time> {
+        self.sdus
+            .iter()
+            .skip((self.rx_next - self.sdu_base) as usize)
+            .filter(|s| s.state == SduState::Discarded && !s.done_at_rx && s.discard_known_at > now)
+            .map(|s| s.discard_known_at)
+            .min()
+    }
+}
