@@ -28,8 +28,10 @@ pub enum DropCause {
     Queue,
     /// Lost on the link (random loss, frame error, packet error generator).
     Link,
-    /// Dropped by a MAC after its retry limit (802.11) or retransmission limit (RLC).
+    /// Dropped by a MAC after its retry limit (802.11) or retransmission limit (RLC SDU discard).
     RetryLimit,
+    /// Arrived at a reordering receiver after it had given up waiting (RLC WT): application loss.
+    OutOfOrder,
 }
 
 const IPDV_WINDOW: usize = 4096;
@@ -93,12 +95,20 @@ pub struct LossByCause {
     pub queue_drop: u64,
     pub link_loss: u64,
     pub retry_limit: u64,
+    pub out_of_order: u64,
     pub in_flight_at_end: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FlowSummary {
     pub sent_packets: u64,
+    /// Lost in the network: queue drops, link losses, MAC/RLC discards (Koga et al.'s
+    /// "transport layer loss").
+    pub transport_lost_packets: u64,
+    /// Received but unusable: dropped for order at a reordering receiver, or later than the
+    /// flow's deadline ("application layer loss").
+    pub application_lost_packets: u64,
+    pub late_packets: u64,
     pub sent_bytes: u64,
     pub received_packets: u64,
     pub received_bytes: u64,
@@ -126,6 +136,9 @@ pub struct FlowMeter {
     queue_drops: u64,
     link_losses: u64,
     retry_drops: u64,
+    reorder_drops: u64,
+    late: u64,
+    deadline_ns: Option<u64>,
     /// Allocated at the first sample, and never for a meter without percentiles.
     delay_hist: Option<Box<Histogram<u32>>>,
     delay_sum_ns: u128,
@@ -170,6 +183,9 @@ impl FlowMeter {
             queue_drops: 0,
             link_losses: 0,
             retry_drops: 0,
+            reorder_drops: 0,
+            late: 0,
+            deadline_ns: None,
             delay_hist: None,
             delay_sum_ns: 0,
             delay_sq_sum_ns2: 0.0,
@@ -188,6 +204,12 @@ impl FlowMeter {
             keep_intervals: true,
             percentiles: true,
         }
+    }
+
+    /// Packets received more than `deadline` after they were sent count as late (application
+    /// loss in the sense of Koga et al.: the playout deadline was missed).
+    pub fn set_deadline(&mut self, deadline: Duration) {
+        self.deadline_ns = Some(deadline.0);
     }
 
     /// A light meter: counts, means and maxima only — no per-interval series and no
@@ -225,6 +247,7 @@ impl FlowMeter {
             DropCause::Queue => self.queue_drops += 1,
             DropCause::Link => self.link_losses += 1,
             DropCause::RetryLimit => self.retry_drops += 1,
+            DropCause::OutOfOrder => self.reorder_drops += 1,
         }
         self.slot(now).lost_packets += 1;
     }
@@ -241,6 +264,9 @@ impl FlowMeter {
         let delay_u = delay.max(0) as u64;
         self.received_packets += 1;
         self.received_bytes += bytes as u64;
+        if self.deadline_ns.is_some_and(|d| delay_u > d) {
+            self.late += 1;
+        }
         Self::record_hist(&mut self.delay_hist, self.percentiles, delay_u);
         self.delay_sum_ns += delay_u as u128;
         self.delay_sq_sum_ns2 += (delay_u as f64) * (delay_u as f64);
@@ -302,7 +328,7 @@ impl FlowMeter {
         self.received_packets
     }
     pub fn dropped_packets(&self) -> u64 {
-        self.queue_drops + self.link_losses + self.retry_drops
+        self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops
     }
     pub fn delivered_bytes(&self) -> u64 {
         self.delivered_bytes
@@ -310,7 +336,7 @@ impl FlowMeter {
 
     /// The summary over an active period of `active` (the flow's start to its stop or the end).
     pub fn summary(&self, active: Duration) -> FlowSummary {
-        let dropped = self.queue_drops + self.link_losses + self.retry_drops;
+        let dropped = self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops;
         let in_flight = self.sent_packets - self.received_packets - dropped;
         let lost = dropped + in_flight;
         let secs = active.as_secs_f64();
@@ -323,6 +349,9 @@ impl FlowMeter {
         let jit = self.ipdv_count > 0;
         FlowSummary {
             sent_packets: self.sent_packets,
+            transport_lost_packets: self.queue_drops + self.link_losses + self.retry_drops,
+            application_lost_packets: self.reorder_drops + self.late,
+            late_packets: self.late,
             sent_bytes: self.sent_bytes,
             received_packets: self.received_packets,
             received_bytes: self.received_bytes,
@@ -332,6 +361,7 @@ impl FlowMeter {
                 queue_drop: self.queue_drops,
                 link_loss: self.link_losses,
                 retry_limit: self.retry_drops,
+                out_of_order: self.reorder_drops,
                 in_flight_at_end: in_flight,
             },
             delivered_bytes: self.delivered_bytes,
@@ -444,7 +474,7 @@ mod tests {
             m.on_received(Time(i * MS + 10 * MS), Time(i * MS), i as u32, 1000);
         }
         let s = m.summary(Duration(100 * MS));
-        assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, retry_limit: 0, in_flight_at_end: 2 });
+        assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, retry_limit: 0, out_of_order: 0, in_flight_at_end: 2 });
         assert_eq!(s.sent_packets, s.received_packets + s.lost_packets);
     }
 

@@ -5,6 +5,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("dumbbell", include_str!("../../../scenarios/dumbbell.toml")),
     ("home", include_str!("../../../scenarios/home.toml")),
     ("saturation", include_str!("../../../scenarios/saturation.toml")),
+    ("wcdma", include_str!("../../../scenarios/wcdma.toml")),
 ];
 
 /// The TOML text of a bundled scenario.

@@ -30,6 +30,12 @@ pub enum Event {
     WlanDecide { wlan: u32, gen: u32 },
     /// A packet reaches `node` over a wireless hop.
     NodeArrive { node: u32, pkt: u32 },
+    /// A TTI boundary of an RLC entity (W-CDMA direction).
+    RlcTti { rlc: u32 },
+    /// The PDUs of TTI `tti` reach the RLC receiver.
+    RlcArrive { rlc: u32, tti: u64 },
+    /// An RLC receiver deadline (waiting timeout, discard notice).
+    RlcRx { rlc: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -72,6 +72,8 @@ pub struct Scenario {
     #[serde(default)]
     pub wlans: Vec<Wlan>,
     #[serde(default)]
+    pub wcdma: Vec<Wcdma>,
+    #[serde(default)]
     pub flows: Vec<Flow>,
     #[serde(default)]
     pub probes: Probes,
@@ -290,6 +292,86 @@ pub enum WifiErrors {
     },
 }
 
+fn default_wcdma_rate() -> BitRate {
+    BitRate(384_000)
+}
+fn default_tti() -> Duration {
+    Duration::from_millis(20)
+}
+fn default_wcdma_delay() -> Duration {
+    Duration::from_millis(30)
+}
+fn default_pdu_payload() -> Bytes {
+    Bytes(40)
+}
+fn default_wcdma_buffer() -> u64 {
+    50
+}
+fn default_max_retx() -> u32 {
+    5
+}
+fn default_wt() -> Duration {
+    Duration::from_millis(500)
+}
+
+/// A W-CDMA dedicated channel between a base station (with its RNC) and one mobile station,
+/// with RLC acknowledged mode in each direction (Koga et al., paper 004; models.md §6).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Wcdma {
+    pub name: String,
+    #[schemars(with = "String")]
+    pub bs: Spanned<String>,
+    #[schemars(with = "String")]
+    pub ms: Spanned<String>,
+    /// Downlink rate (RLC payload), default "384kbps".
+    #[serde(default = "default_wcdma_rate")]
+    pub rate: BitRate,
+    /// Uplink rate; default the downlink's.
+    #[serde(default)]
+    pub uplink_rate: Option<BitRate>,
+    #[serde(default = "default_tti")]
+    pub tti: Duration,
+    /// One-way delay after a TTI (propagation and processing), default "30ms".
+    #[serde(default = "default_wcdma_delay")]
+    pub delay: Duration,
+    /// RLC PDU payload (the 2-byte header comes on top), default "40B".
+    #[serde(default = "default_pdu_payload")]
+    pub pdu_payload: Bytes,
+    /// Base-station (and mobile uplink) buffer in SDUs, default 50.
+    #[serde(default = "default_wcdma_buffer")]
+    pub buffer: u64,
+    /// Most retransmissions of a PDU carrying TCP (default 5) and UDP (default 5).
+    #[serde(default = "default_max_retx")]
+    pub max_retx_tcp: u32,
+    #[serde(default = "default_max_retx")]
+    pub max_retx_udp: u32,
+    /// Retransmit without limit and never discard.
+    #[serde(default)]
+    pub unlimited_retx: bool,
+    /// Waiting timeout WT of in-order delivery at the receiver, default "500ms".
+    #[serde(default = "default_wt")]
+    pub waiting_timeout: Duration,
+    #[serde(default)]
+    pub errors: WcdmaErrors,
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+}
+
+/// TTI errors of a W-CDMA channel.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
+pub enum WcdmaErrors {
+    Ideal,
+    /// Independent TTI losses.
+    Fer { fer: f64 },
+    /// Gilbert–Elliott fit of Rayleigh fading, f_d = 5 Hz, FER 5.9 % (models.md §6.2).
+    #[default]
+    Rayleigh,
+    /// A Gilbert–Elliott chain with given transition probabilities per TTI.
+    Gilbert { p_good_to_bad: f64, p_bad_to_good: f64 },
+}
+
 /// Transport protocol of a flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -319,6 +401,9 @@ pub struct Flow {
     /// DiffServ code point written in the IP header (0..63).
     #[serde(default)]
     pub dscp: u8,
+    /// Packets arriving later than this after being sent count as application loss (late).
+    #[serde(default)]
+    pub deadline: Option<Duration>,
     pub app: App,
     /// TCP parameters (TCP flows only).
     #[serde(default)]
@@ -618,6 +703,38 @@ impl Scenario {
         for (i, w) in self.wlans.iter().enumerate() {
             self.validate_wlan(i, w, src, &nodes, &mut link_names, &mut p);
         }
+        for (i, c) in self.wcdma.iter().enumerate() {
+            let cid = format!("wcdma[{i}] ({:?})", c.name);
+            check_node(&mut p, format!("{cid}.bs"), &c.bs);
+            check_node(&mut p, format!("{cid}.ms"), &c.ms);
+            if c.bs.get_ref() == c.ms.get_ref() {
+                p.push(format!("{}{cid}: bs and ms must be different nodes", at(&c.ms)));
+            }
+            if link_names.insert(c.name.clone(), i).is_some() {
+                p.push(format!("{cid}: the name is already used by a link or WLAN"));
+            }
+            if c.tti.0 == 0 || c.pdu_payload.0 == 0 || c.buffer == 0 {
+                p.push(format!("{cid}: tti, pdu_payload and buffer must be positive"));
+            }
+            for (field, r) in [("rate", Some(c.rate)), ("uplink_rate", c.uplink_rate)] {
+                if let Some(r) = r {
+                    if (r.0 as u128 * c.tti.0 as u128 / 1_000_000_000) < 8 * c.pdu_payload.0 as u128 {
+                        p.push(format!("{cid}.{field} {r} carries less than one {} PDU per TTI", c.pdu_payload));
+                    }
+                }
+            }
+            match c.errors {
+                WcdmaErrors::Fer { fer } if !(0.0..=1.0).contains(&fer) => {
+                    p.push(format!("{cid}.errors.fer = {fer} is not a probability; valid: 0 to 1"))
+                }
+                WcdmaErrors::Gilbert { p_good_to_bad: a, p_bad_to_good: b }
+                    if !(0.0..=1.0).contains(&a) || !(0.0..=1.0).contains(&b) =>
+                {
+                    p.push(format!("{cid}.errors: transition probabilities must lie in 0..1"))
+                }
+                _ => {}
+            }
+        }
         let topo = Topology::new(self);
         let mut flow_names = BTreeMap::new();
         for (i, f) in self.flows.iter().enumerate() {
@@ -853,6 +970,8 @@ pub enum Edge {
     Link { link: usize, a_to_b: bool },
     /// `from` and `to` are member indexes in [`Wlan::members`] order.
     Wlan { wlan: usize, from: usize, to: usize },
+    /// A W-CDMA channel, downlink (base station -> mobile) or uplink.
+    Cell { cell: usize, down: bool },
 }
 
 impl Edge {
@@ -860,6 +979,7 @@ impl Edge {
         match self {
             Edge::Link { link, a_to_b } => Edge::Link { link, a_to_b: !a_to_b },
             Edge::Wlan { wlan, from, to } => Edge::Wlan { wlan, from: to, to: from },
+            Edge::Cell { cell, down } => Edge::Cell { cell, down: !down },
         }
     }
 }
@@ -871,6 +991,7 @@ pub struct Topology {
     pub adj: Vec<Vec<(usize, Edge)>>,
     link_mtus: Vec<u64>,
     wlan_mtus: Vec<u64>,
+    cell_mtus: Vec<u64>,
 }
 
 impl Topology {
@@ -879,6 +1000,7 @@ impl Topology {
         let idx = |n: &str| names.iter().position(|x| x == n);
         let mut adj = vec![Vec::new(); names.len()];
         let mut add = |a: usize, b: usize, e: Edge| {
+            // (a self-loop is reported by validation)
             if a != b {
                 adj[a].push((b, e));
                 adj[b].push((a, e.reversed()));
@@ -901,11 +1023,17 @@ impl Topology {
                 }
             }
         }
+        for (ci, c) in s.wcdma.iter().enumerate() {
+            if let (Some(bs), Some(ms)) = (idx(c.bs.get_ref()), idx(c.ms.get_ref())) {
+                add(bs, ms, Edge::Cell { cell: ci, down: true });
+            }
+        }
         Topology {
             names,
             adj,
             link_mtus: s.links.iter().map(|l| l.mtu.0).collect(),
             wlan_mtus: s.wlans.iter().map(|w| w.mtu.0).collect(),
+            cell_mtus: s.wcdma.iter().map(|c| c.mtu.0).collect(),
         }
     }
 
@@ -943,6 +1071,7 @@ impl Topology {
             mtu = mtu.min(match edge {
                 Edge::Link { link, .. } => self.link_mtus[link],
                 Edge::Wlan { wlan, .. } => self.wlan_mtus[wlan],
+                Edge::Cell { cell, .. } => self.cell_mtus[cell],
             });
             n = next;
         }

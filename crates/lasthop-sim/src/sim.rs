@@ -12,6 +12,8 @@ use crate::engine::{End, Event, EventQueue};
 use crate::net::{Channel, PacketArena, QueueTrace};
 use crate::results::{Column, RunOutput, Table};
 use crate::scenario::{App, Edge, Scenario, Topology, Transport};
+use crate::cellular::build::build_rlc;
+use crate::cellular::rlc::{Class, RlcAm, RlcOutput};
 use crate::wifi::build::build_dcf;
 use crate::wifi::dcf::{Dcf, Frame, MacOutput};
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
@@ -29,6 +31,18 @@ enum Egress {
     None,
     Chan(u32),
     Wlan { wlan: u16, from: u16, to: u16 },
+    /// RLC entity index: 2·cell for the downlink, 2·cell + 1 for the uplink.
+    Rlc(u32),
+}
+
+/// One direction of a W-CDMA channel: its RLC entity, the node it delivers to, its clocks.
+struct RlcState {
+    name: String,
+    rlc: RlcAm,
+    to: u32,
+    next_tick: Option<Time>,
+    last_tick: Option<Time>,
+    rx_wake: Option<Time>,
 }
 
 /// One WLAN: its MAC, its members' nodes and the pending decision event.
@@ -101,6 +115,8 @@ pub struct Simulation {
     routes: Vec<Egress>,
     wlans: Vec<WlanState>,
     mac_out: Vec<MacOutput>,
+    rlcs: Vec<RlcState>,
+    rlc_out: Vec<RlcOutput>,
     n_nodes: usize,
     node_names: Vec<String>,
     flows: Vec<FlowState>,
@@ -152,6 +168,7 @@ impl Simulation {
                     None => Egress::None,
                     Some((Edge::Link { link, a_to_b }, _)) => Egress::Chan((2 * link + usize::from(!a_to_b)) as u32),
                     Some((Edge::Wlan { wlan, from, to }, _)) => Egress::Wlan { wlan: wlan as u16, from: from as u16, to: to as u16 },
+                    Some((Edge::Cell { cell, down }, _)) => Egress::Rlc((2 * cell + usize::from(!down)) as u32),
                 };
             }
         }
@@ -166,6 +183,20 @@ impl Simulation {
                 scheduled: None,
             })
             .collect();
+        let mut rlcs = Vec::new();
+        for c in &scenario.wcdma {
+            for down in [true, false] {
+                let (to, dir) = if down { (c.ms.get_ref(), "down") } else { (c.bs.get_ref(), "up") };
+                rlcs.push(RlcState {
+                    name: format!("{}:{dir}", c.name),
+                    rlc: build_rlc(c, down, &rng),
+                    to: topo.index(to).expect("validated") as u32,
+                    next_tick: None,
+                    last_tick: None,
+                    rx_wake: None,
+                });
+            }
+        }
         let end = Time(scenario.simulation.duration.0);
         let interval = scenario.simulation.interval;
         let mut sim = Simulation {
@@ -178,6 +209,8 @@ impl Simulation {
             routes,
             wlans,
             mac_out: Vec::new(),
+            rlcs,
+            rlc_out: Vec::new(),
             n_nodes: n,
             node_names: topo.names.clone(),
             flows: Vec::new(),
@@ -255,7 +288,13 @@ impl Simulation {
             start: Time(f.start.0),
             stop: Time(f.stop.map(|s| s.0).unwrap_or(u64::MAX).min(self.end.0)),
             transport,
-            forward: FlowMeter::new(self.interval),
+            forward: {
+                let mut m = FlowMeter::new(self.interval);
+                if let Some(d) = f.deadline {
+                    m.set_deadline(d);
+                }
+                m
+            },
             reverse: FlowMeter::light(self.interval),
             next_seq: [0, 0],
             kind,
@@ -306,6 +345,9 @@ impl Simulation {
             Event::TcpTimer { flow, end } => self.on_tcp_timer(flow, end),
             Event::WlanDecide { wlan, gen } => self.on_wlan_decide(wlan, gen),
             Event::NodeArrive { node, pkt } => self.on_node_arrive(node, pkt),
+            Event::RlcTti { rlc } => self.on_rlc_tti(rlc as usize),
+            Event::RlcArrive { rlc, tti } => self.on_rlc_arrive(rlc as usize, tti),
+            Event::RlcRx { rlc } => self.on_rlc_rx(rlc as usize),
         }
     }
 
@@ -321,6 +363,7 @@ impl Simulation {
         match self.routes[node as usize * self.n_nodes + p.dst as usize] {
             Egress::Chan(chan) => self.send_on_channel(chan, p),
             Egress::Wlan { wlan, from, to } => self.send_on_wlan(wlan as usize, from, to, p),
+            Egress::Rlc(r) => self.send_on_rlc(r as usize, p),
             Egress::None => unreachable!("validated: every flow has a route"),
         }
     }
@@ -372,6 +415,104 @@ impl Simulation {
         self.schedule_wlan(w);
     }
 
+    fn send_on_rlc(&mut self, r: usize, p: Packet) {
+        let class = match p.proto {
+            Protocol::Tcp => Class::Tcp,
+            Protocol::Udp => Class::Udp,
+        };
+        let bytes = p.wire_len();
+        let id = self.packets.insert(p);
+        if self.rlcs[r].rlc.enqueue(id, bytes, class) {
+            self.start_tti_clock(r);
+        } else {
+            let p = self.packets.take(id);
+            self.drop_packet(&p, DropCause::Queue);
+        }
+    }
+
+    /// Makes sure a TTI tick is pending: at the next TTI boundary not yet served.
+    fn start_tti_clock(&mut self, r: usize) {
+        let st = &mut self.rlcs[r];
+        if st.next_tick.is_some() {
+            return;
+        }
+        let mut t = st.rlc.next_tti_at(self.now);
+        if st.last_tick == Some(t) {
+            t += st.rlc.cfg.tti;
+        }
+        st.next_tick = Some(t);
+        self.events.schedule(t, Event::RlcTti { rlc: r as u32 });
+    }
+
+    fn on_rlc_tti(&mut self, r: usize) {
+        let now = self.now;
+        {
+            let st = &mut self.rlcs[r];
+            st.next_tick = None;
+            st.last_tick = Some(now);
+        }
+        let mut out = std::mem::take(&mut self.rlc_out);
+        self.rlcs[r].rlc.on_tti(now, &mut out);
+        let wake = self.rlcs[r].rlc.deliver_in_order(now, &mut out);
+        self.handle_rlc_outputs(r, &mut out);
+        self.rlc_out = out;
+        self.schedule_rlc_rx(r, wake);
+        if self.rlcs[r].rlc.busy() {
+            let t = now + self.rlcs[r].rlc.cfg.tti;
+            self.rlcs[r].next_tick = Some(t);
+            self.events.schedule(t, Event::RlcTti { rlc: r as u32 });
+        }
+    }
+
+    fn on_rlc_arrive(&mut self, r: usize, tti: u64) {
+        let mut out = std::mem::take(&mut self.rlc_out);
+        let wake = self.rlcs[r].rlc.on_arrival(self.now, tti, &mut out);
+        self.handle_rlc_outputs(r, &mut out);
+        self.rlc_out = out;
+        self.schedule_rlc_rx(r, wake);
+    }
+
+    fn on_rlc_rx(&mut self, r: usize) {
+        if self.rlcs[r].rx_wake.is_some_and(|w| w <= self.now) {
+            self.rlcs[r].rx_wake = None;
+        }
+        let mut out = std::mem::take(&mut self.rlc_out);
+        let wake = self.rlcs[r].rlc.deliver_in_order(self.now, &mut out);
+        self.handle_rlc_outputs(r, &mut out);
+        self.rlc_out = out;
+        self.schedule_rlc_rx(r, wake);
+    }
+
+    fn schedule_rlc_rx(&mut self, r: usize, wake: Option<Time>) {
+        if let Some(w) = wake {
+            let st = &mut self.rlcs[r];
+            if st.rx_wake.is_none_or(|p| w < p) {
+                st.rx_wake = Some(w);
+                self.events.schedule(w.max(self.now), Event::RlcRx { rlc: r as u32 });
+            }
+        }
+    }
+
+    fn handle_rlc_outputs(&mut self, r: usize, out: &mut Vec<RlcOutput>) {
+        for o in out.drain(..) {
+            match o {
+                RlcOutput::Arrival { id, at } => self.events.schedule(at, Event::RlcArrive { rlc: r as u32, tti: id }),
+                RlcOutput::Deliver { pkt } => {
+                    let node = self.rlcs[r].to;
+                    self.on_node_arrive(node, pkt);
+                }
+                RlcOutput::Discarded { pkt } => {
+                    let p = self.packets.take(pkt);
+                    self.drop_packet(&p, DropCause::RetryLimit);
+                }
+                RlcOutput::OutOfOrder { pkt } => {
+                    let p = self.packets.take(pkt);
+                    self.drop_packet(&p, DropCause::OutOfOrder);
+                }
+            }
+        }
+    }
+
     fn on_node_arrive(&mut self, node: u32, id: u32) {
         let p = self.packets.take(id);
         if p.dst == node {
@@ -414,6 +555,7 @@ impl Simulation {
                     DropCause::Queue => "queue_drop".into(),
                     DropCause::Link => "link_loss".into(),
                     DropCause::RetryLimit => "retry_limit".into(),
+                    DropCause::OutOfOrder => "out_of_order".into(),
                 });
             }
         }
@@ -863,6 +1005,22 @@ impl Simulation {
                 "members": members,
             }));
         }
+        let mut cells = Vec::new();
+        for st in &self.rlcs {
+            let s = &st.rlc.stats;
+            cells.push(json!({
+                "name": st.name,
+                "sdus_in": s.sdus_in,
+                "buffer_drops": s.buffer_drops,
+                "sdus_discarded": s.discarded,
+                "sdus_out_of_order": s.out_of_order,
+                "sdus_delivered": s.delivered,
+                "ttis": s.ttis,
+                "ttis_lost": s.ttis_lost,
+                "pdus_sent": s.pdus_sent,
+                "pdus_retransmitted": s.pdus_retransmitted,
+            }));
+        }
         let mut all = vec![itable];
         all.extend(tables);
         let summary = json!({
@@ -874,6 +1032,7 @@ impl Simulation {
             "flows": flows,
             "links": links,
             "wlans": wlans,
+            "wcdma": cells,
         });
         RunOutput { summary, tables: all }
     }

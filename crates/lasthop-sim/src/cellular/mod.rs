@@ -1,6 +1,7 @@
 //! Cellular last hops: a W-CDMA dedicated channel with RLC acknowledged mode ([`rlc`]) and its
 //! TTI error process ([`channel`]).
 
+pub mod build;
 pub mod channel;
 pub mod rlc;
 #[cfg(test)]
