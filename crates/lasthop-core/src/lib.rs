@@ -6,8 +6,10 @@
 //! - [`units`]   human units in scenario files (`"10ms"`, `"11Mbps"`, `"1500B"`, `"64KiB"`, `"100p"`)
 //! - [`rng`]     named, portable random streams derived from one scenario seed (ChaCha8)
 //! - [`packet`]  the packet and header model (IPv4 / TCP / UDP fields, wire sizes)
+//! - [`mechanisms`] the papers' mechanisms as sans-I/O packet processors (packet error generator)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
 
+pub mod mechanisms;
 pub mod metrics;
 pub mod packet;
 pub mod rng;

@@ -32,9 +32,6 @@ fn default_seed() -> u64 {
 fn default_interval() -> Duration {
     DEFAULT_INTERVAL
 }
-fn default_queue() -> QueueLimit {
-    DEFAULT_QUEUE
-}
 fn default_mtu() -> Bytes {
     DEFAULT_MTU
 }
@@ -73,6 +70,8 @@ pub struct Scenario {
     pub wlans: Vec<Wlan>,
     #[serde(default)]
     pub wcdma: Vec<Wcdma>,
+    #[serde(default)]
+    pub error_generators: Vec<ErrorGenerator>,
     #[serde(default)]
     pub flows: Vec<Flow>,
     #[serde(default)]
@@ -114,13 +113,22 @@ pub struct Link {
     pub a: Spanned<String>,
     #[schemars(with = "String")]
     pub b: Spanned<String>,
-    /// Transmission rate of each direction, e.g. "10Mbps".
-    pub rate: BitRate,
+    /// Access-network preset filling rate, rate_b_to_a, delay and queue where not given
+    /// (a = network side, b = terminal side).
+    #[serde(default)]
+    pub preset: Option<AccessPreset>,
+    /// Transmission rate (a -> b, and b -> a unless `rate_b_to_a`), e.g. "10Mbps".
+    #[serde(default)]
+    pub rate: Option<BitRate>,
+    /// Rate b -> a for asymmetric links (uplinks of cellular access).
+    #[serde(default)]
+    pub rate_b_to_a: Option<BitRate>,
     /// One-way propagation delay, e.g. "24ms".
-    pub delay: Duration,
+    #[serde(default)]
+    pub delay: Option<Duration>,
     /// DropTail limit of each direction's queue: "100p" (packets) or "64KiB" (bytes).
-    #[serde(default = "default_queue")]
-    pub queue: QueueLimit,
+    #[serde(default)]
+    pub queue: Option<QueueLimit>,
     /// Largest IP packet the link carries.
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,
@@ -135,7 +143,45 @@ pub struct Link {
     pub loss_b_to_a: Option<f64>,
 }
 
+/// Access networks of the D-ITG study (paper 002), as link parameters. They are typical values
+/// for the technologies, not measurements of the paper's operators (which it does not give):
+/// Ethernet 100BASE-TX; GPRS with 4 downlink / 2 uplink CS-2 slots (53.6 / 26.8 kb/s) and a
+/// 300 ms one-way delay (RTTs of 600-1000 ms are typical); UMTS R99 DCH 384 kb/s down / 64 kb/s
+/// up (the paper's figures) with a 75 ms one-way delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccessPreset {
+    Ethernet,
+    Gprs,
+    Umts,
+}
+
+impl AccessPreset {
+    /// (rate a->b, rate b->a, one-way delay, queue)
+    pub fn parameters(self) -> (BitRate, BitRate, Duration, QueueLimit) {
+        match self {
+            AccessPreset::Ethernet => (BitRate(100_000_000), BitRate(100_000_000), Duration::from_micros(50), QueueLimit::Packets(1000)),
+            AccessPreset::Gprs => (BitRate(53_600), BitRate(26_800), Duration::from_millis(300), QueueLimit::Packets(30)),
+            AccessPreset::Umts => (BitRate(384_000), BitRate(64_000), Duration::from_millis(75), QueueLimit::Packets(50)),
+        }
+    }
+}
+
 impl Link {
+    /// Rate a -> b (validated present).
+    pub fn rate_a_to_b(&self) -> BitRate {
+        self.rate.expect("validated: rate or preset")
+    }
+    pub fn rate_b_to_a(&self) -> BitRate {
+        self.rate_b_to_a.unwrap_or(self.rate_a_to_b())
+    }
+    pub fn delay(&self) -> Duration {
+        self.delay.expect("validated: delay or preset")
+    }
+    pub fn queue(&self) -> QueueLimit {
+        self.queue.unwrap_or(DEFAULT_QUEUE)
+    }
+
     pub fn display_name(&self) -> String {
         self.name.clone().unwrap_or_else(|| format!("{}-{}", self.a.get_ref(), self.b.get_ref()))
     }
@@ -536,6 +582,36 @@ impl Default for TcpParams {
     }
 }
 
+/// Where packets are dropped on purpose: the packet error generator of paper 003.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GeneratorDirection {
+    /// Packets `node` sends to `peer`.
+    Out,
+    /// Packets `node` receives from `peer`.
+    In,
+    #[default]
+    Both,
+}
+
+/// A packet error generator on the interface of `node` that leads to `peer` (paper 003): uniform
+/// independent drops at `rate`, sparing SYN and FIN unless told otherwise.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorGenerator {
+    #[schemars(with = "String")]
+    pub node: Spanned<String>,
+    #[schemars(with = "String")]
+    pub peer: Spanned<String>,
+    #[serde(default)]
+    pub direction: GeneratorDirection,
+    pub rate: f64,
+    #[serde(default = "default_true")]
+    pub spare_syn: bool,
+    #[serde(default = "default_true")]
+    pub spare_fin: bool,
+}
+
 /// What to record beyond the always-on per-flow and per-interval metrics.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -637,6 +713,8 @@ impl Scenario {
             let line = e.span().map(|s| format!("line {}: ", line_of(&text, s.start))).unwrap_or_default();
             err(format!("{line}{}", e.message().trim()))
         })?;
+        let mut scenario = scenario;
+        scenario.resolve_presets();
         let problems = scenario.validate(&text);
         if problems.is_empty() {
             Ok(scenario)
@@ -650,6 +728,22 @@ impl Scenario {
         let src = std::fs::read_to_string(path)
             .map_err(|e| ScenarioError { file: file.clone(), problems: vec![format!("cannot read the file: {e}")] })?;
         Scenario::from_toml_str(&src, &file, overrides)
+    }
+
+    /// Fills link fields from their access preset where not given, so the resolved scenario
+    /// written into every result carries the concrete values.
+    fn resolve_presets(&mut self) {
+        for l in &mut self.links {
+            if let Some(p) = l.preset {
+                let (down, up, delay, queue) = p.parameters();
+                if l.rate.is_none() {
+                    l.rate = Some(down);
+                    l.rate_b_to_a = l.rate_b_to_a.or(Some(up));
+                }
+                l.delay = l.delay.or(Some(delay));
+                l.queue = l.queue.or(Some(queue));
+            }
+        }
     }
 
     /// Cross-field checks that serde cannot express.
@@ -683,6 +777,12 @@ impl Scenario {
             if l.a.get_ref() == l.b.get_ref() {
                 p.push(format!("{}links[{i}] connects {:?} to itself; a and b must differ", at(&l.b), l.a.get_ref()));
             }
+            if l.rate.is_none() {
+                p.push(format!("{}links[{i}] needs a rate (e.g. rate = \"10Mbps\") or a preset (ethernet, gprs, umts)", at(&l.a)));
+            }
+            if l.delay.is_none() {
+                p.push(format!("{}links[{i}] needs a delay (e.g. delay = \"5ms\") or a preset (ethernet, gprs, umts)", at(&l.a)));
+            }
             if l.mtu.0 < MIN_MTU {
                 p.push(format!("links[{i}].mtu {} is too small; valid: at least {MIN_MTU}B (RFC 791)", l.mtu));
             }
@@ -693,7 +793,7 @@ impl Scenario {
                     }
                 }
             }
-            if let QueueLimit::Packets(0) | QueueLimit::Bytes(0) = l.queue {
+            if let QueueLimit::Packets(0) | QueueLimit::Bytes(0) = l.queue() {
                 p.push(format!("links[{i}].queue must hold at least one packet"));
             }
             if link_names.insert(l.display_name(), i).is_some() {
@@ -736,6 +836,27 @@ impl Scenario {
             }
         }
         let topo = Topology::new(self);
+        for (i, g) in self.error_generators.iter().enumerate() {
+            let gid = format!("error_generators[{i}]");
+            let before = p.len();
+            check_node(&mut p, format!("{gid}.node"), &g.node);
+            check_node(&mut p, format!("{gid}.peer"), &g.peer);
+            if p.len() == before {
+                let (a, b) = (topo.index(g.node.get_ref()), topo.index(g.peer.get_ref()));
+                let adjacent = matches!((a, b), (Some(a), Some(b)) if topo.adj[a].iter().any(|&(m, _)| m == b));
+                if !adjacent {
+                    p.push(format!(
+                        "{}{gid}: {:?} has no interface towards {:?}; peer must be a neighbour (a link, WLAN or W-CDMA channel between them)",
+                        at(&g.peer),
+                        g.node.get_ref(),
+                        g.peer.get_ref()
+                    ));
+                }
+            }
+            if !(0.0..=1.0).contains(&g.rate) {
+                p.push(format!("{gid}.rate = {} is not a probability; valid: 0 to 1", g.rate));
+            }
+        }
         let mut flow_names = BTreeMap::new();
         for (i, f) in self.flows.iter().enumerate() {
             let fid = format!("flows[{i}] ({:?})", f.name);

@@ -17,6 +17,7 @@ use crate::cellular::rlc::{Class, RlcAm, RlcOutput};
 use crate::wifi::build::build_dcf;
 use crate::wifi::dcf::{Dcf, Frame, MacOutput};
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
+use lasthop_core::mechanisms::error_generator::{PacketErrorGenerator, Verdict};
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;
@@ -117,6 +118,11 @@ pub struct Simulation {
     mac_out: Vec<MacOutput>,
     rlcs: Vec<RlcState>,
     rlc_out: Vec<RlcOutput>,
+    /// next_node[node * n + dst]: the neighbour a packet for dst goes to.
+    next_node: Vec<u32>,
+    gens: Vec<PacketErrorGenerator>,
+    /// gen_on_hop[from * n + to]: index into `gens`, u32::MAX for none (empty if no generators).
+    gen_on_hop: Vec<u32>,
     n_nodes: usize,
     node_names: Vec<String>,
     flows: Vec<FlowState>,
@@ -134,9 +140,9 @@ impl Simulation {
         for l in &scenario.links {
             let name = l.display_name();
             // Channel 2·i is a -> b of link i, channel 2·i + 1 is b -> a (routes rely on it).
-            for (from, to, loss) in [
-                (l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss)),
-                (l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss)),
+            for (from, to, loss, rate) in [
+                (l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss), l.rate_a_to_b()),
+                (l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss), l.rate_b_to_a()),
             ] {
                 let cname = format!("{name}:{from}->{to}");
                 let traced = scenario.probes.queues.contains(&name);
@@ -144,9 +150,9 @@ impl Simulation {
                     rng: rng.stream(&format!("link/{cname}/loss")),
                     name: cname,
                     to: topo.index(to).expect("validated") as u32,
-                    rate: l.rate,
-                    delay: l.delay,
-                    limit: l.queue,
+                    rate,
+                    delay: l.delay(),
+                    limit: l.queue(),
                     loss,
                     queue: Default::default(),
                     queued_bytes: 0,
@@ -162,8 +168,12 @@ impl Simulation {
             }
         }
         let mut routes = vec![Egress::None; n * n];
+        let mut next_node = vec![u32::MAX; n * n];
         for dst in 0..n {
             for (node, hop) in topo.routes_to(dst).into_iter().enumerate() {
+                if let Some((_, nx)) = hop {
+                    next_node[node * n + dst] = nx as u32;
+                }
                 routes[node * n + dst] = match hop {
                     None => Egress::None,
                     Some((Edge::Link { link, a_to_b }, _)) => Egress::Chan((2 * link + usize::from(!a_to_b)) as u32),
@@ -197,6 +207,24 @@ impl Simulation {
                 });
             }
         }
+        // Packet error generators, keyed by the hop (sending node, next node) they sit on.
+        let mut gens = Vec::new();
+        let mut gen_on_hop = Vec::new();
+        if !scenario.error_generators.is_empty() {
+            gen_on_hop = vec![u32::MAX; n * n];
+            for (i, g) in scenario.error_generators.iter().enumerate() {
+                let a = topo.index(g.node.get_ref()).expect("validated");
+                let b = topo.index(g.peer.get_ref()).expect("validated");
+                use crate::scenario::GeneratorDirection as D;
+                for (from, to, applies) in [(a, b, g.direction != D::In), (b, a, g.direction != D::Out)] {
+                    if applies {
+                        let stream = rng.stream(&format!("error_generator/{i}/{from}->{to}"));
+                        gen_on_hop[from * n + to] = gens.len() as u32;
+                        gens.push(PacketErrorGenerator::new(g.rate, g.spare_syn, g.spare_fin, stream));
+                    }
+                }
+            }
+        }
         let end = Time(scenario.simulation.duration.0);
         let interval = scenario.simulation.interval;
         let mut sim = Simulation {
@@ -211,6 +239,9 @@ impl Simulation {
             mac_out: Vec::new(),
             rlcs,
             rlc_out: Vec::new(),
+            next_node,
+            gens,
+            gen_on_hop,
             n_nodes: n,
             node_names: topo.names.clone(),
             flows: Vec::new(),
@@ -360,7 +391,16 @@ impl Simulation {
 
     /// Hands a packet to the network at `node`.
     fn send_from(&mut self, node: u32, p: Packet) {
-        match self.routes[node as usize * self.n_nodes + p.dst as usize] {
+        let key = node as usize * self.n_nodes + p.dst as usize;
+        if !self.gen_on_hop.is_empty() {
+            let hop = node as usize * self.n_nodes + self.next_node[key] as usize;
+            let g = self.gen_on_hop[hop];
+            if g != u32::MAX && self.gens[g as usize].process(&p) == Verdict::Drop {
+                self.drop_packet(&p, DropCause::Link);
+                return;
+            }
+        }
+        match self.routes[key] {
             Egress::Chan(chan) => self.send_on_channel(chan, p),
             Egress::Wlan { wlan, from, to } => self.send_on_wlan(wlan as usize, from, to, p),
             Egress::Rlc(r) => self.send_on_rlc(r as usize, p),
@@ -1033,6 +1073,7 @@ impl Simulation {
             "links": links,
             "wlans": wlans,
             "wcdma": cells,
+            "error_generators": self.gens.iter().map(|g| json!({ "dropped": g.dropped, "spared": g.spared })).collect::<Vec<_>>(),
         });
         RunOutput { summary, tables: all }
     }

@@ -280,3 +280,69 @@ fn sack_recovers_multiple_losses_faster_than_newreno() {
     }
     assert!(sack > 1.05 * plain, "SACK {:.3} Mb/s vs NewReno {:.3} Mb/s", sack / 5e6, plain / 5e6);
 }
+
+#[test]
+fn packet_error_generator_drops_uniformly_but_spares_syn_and_fin() {
+    // Paper 003's generator on the receiver's interface, both directions, 10 %: the 100 000-byte
+    // transfer still opens and closes (SYN and FIN are never dropped) and about 10 % of the
+    // other packets crossing that interface are lost.
+    let extra = r#"
+[[error_generators]]
+node = "receiver"
+peer = "router"
+rate = 0.1
+
+[[flows]]
+name = "file"
+src = "sender"
+dst = "receiver"
+app = { type = "file", bytes = "100000B" }
+"#;
+    let out = run(&dumbbell("60s", "rate = \"10Mbps\"\ndelay = \"24ms\"", extra), &[]);
+    let fl = out.flow("file").unwrap();
+    assert_eq!(u(&fl["delivered_bytes"]), 100_000, "the transfer completes despite the losses");
+    assert_eq!(fl["tcp"]["state"], "TimeWait", "FINs got through");
+    let g = &out.summary["error_generators"];
+    let (dropped, spared) = (u(&g[0]["dropped"]) + u(&g[1]["dropped"]), u(&g[0]["spared"]) + u(&g[1]["spared"]));
+    assert!(spared >= 4, "SYN, SYN-ACK and both FINs are spared (and any retransmission of them)");
+    let crossing = u(&fl["sent_packets"]) + u(&fl["reverse"]["sent_packets"]) - spared;
+    let ratio = dropped as f64 / crossing as f64;
+    // ~150 packets cross: a binomial 10 % has sd 2.4 %; allow 3 sd.
+    assert!((ratio - 0.10).abs() < 0.075, "dropped {dropped} of {crossing}");
+    assert_eq!(u(&fl["lost_by_cause"]["link_loss"]), u(&g[0]["dropped"]), "forward drops are link losses of the flow");
+}
+
+#[test]
+fn umts_preset_is_asymmetric() {
+    // The UMTS preset: 384 kb/s towards the terminal, 64 kb/s from it (paper 002's figures).
+    let toml = r#"
+[simulation]
+duration = "20s"
+[[nodes]]
+name = "net"
+[[nodes]]
+name = "phone"
+[[links]]
+name = "umts"
+a = "net"
+b = "phone"
+preset = "umts"
+[[flows]]
+name = "down"
+src = "net"
+dst = "phone"
+app = { type = "cbr", size = "972B", interval = "10ms" }
+[[flows]]
+name = "up"
+src = "phone"
+dst = "net"
+app = { type = "cbr", size = "972B", interval = "10ms" }
+"#;
+    let out = run(toml, &[]);
+    // 1000-byte IP packets offered at 800 kb/s each way; the receivers get the link rates.
+    let down = goodput_between(&out, "down", 5.0, 20.0) * 1000.0 / 972.0;
+    let up = goodput_between(&out, "up", 5.0, 20.0) * 1000.0 / 972.0;
+    assert!((down / 384_000.0 - 1.0).abs() < 0.01, "downlink {down:.0} b/s");
+    assert!((up / 64_000.0 - 1.0).abs() < 0.01, "uplink {up:.0} b/s");
+    assert_eq!(out.summary["scenario"]["links"][0]["rate_b_to_a"], "64kbps", "the resolved scenario carries the preset's values");
+}

@@ -68,6 +68,24 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("name = \"island\"", "name = \"a\"", &["nodes[2].name \"a\" is used twice"]),
         ("[[flows]]", "[probes]\nqueues = [\"nope\"]\n\n[[flows]]", &["probes.queues names unknown link or WLAN \"nope\"", "known: \"a-b\""]),
         ("duration = \"10s\"", "duration = \"10s", &["line 2", "invalid basic string"]),
+        ("rate = \"10Mbps\"\n", "", &["line 14", "links[0] needs a rate", "or a preset (ethernet, gprs, umts)"]),
+        ("rate = \"10Mbps\"", "preset = \"lte\"", &["line 16", "unknown variant `lte`", "ethernet", "gprs", "umts"]),
+        (
+            "[[flows]]",
+            "[[wlans]]\nname = \"w\"\nstandard = \"802.11g\"\nap = \"a\"\nstations = [\"ghost\"]\ndata_rate = \"11Mbps\"\n\n[[flows]]",
+            &["wlans[0] (\"w\").stations names unknown node \"ghost\"", "data_rate 11Mbps is not a rate of 802.11g", "6Mbps, 9Mbps"],
+        ),
+        ("[[flows]]", "[[wlans]]\nname = \"w\"\nstandard = \"802.11n\"\nstations = [\"a\", \"b\"]\n\n[[flows]]", &["unknown variant `802.11n`", "802.11b", "802.11g"]),
+        (
+            "[[flows]]",
+            "[[error_generators]]\nnode = \"a\"\npeer = \"island\"\nrate = 0.1\n\n[[flows]]",
+            &["error_generators[0]: \"a\" has no interface towards \"island\""],
+        ),
+        (
+            "[[flows]]",
+            "[[wcdma]]\nname = \"r\"\nbs = \"a\"\nms = \"island\"\nrate = \"1kbps\"\nerrors = { model = \"fer\", fer = 2.0 }\n\n[[flows]]",
+            &["wcdma[0] (\"r\").rate 1kbps carries less than one 40B PDU per TTI", "errors.fer = 2 is not a probability"],
+        ),
     ];
     let mut failures = Vec::new();
     for (from, to, expected) in table {

@@ -1,0 +1,5 @@
+//! The papers' mechanisms as sans-I/O packet processors: given `now` and a packet, each says
+//! what to do with it; none reads a clock or a socket, so the simulator and (later) the
+//! emulator run the same code.
+
+pub mod error_generator;
