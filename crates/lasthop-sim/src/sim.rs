@@ -1021,6 +1021,7 @@ impl Simulation {
                     "enqueued": s.enqueued,
                     "queue_drops": s.queue_drops,
                     "retry_drops": s.retry_drops,
+                    "retry_exhausted_after_delivery": s.retry_exhausted_after_delivery,
                     "attempts": s.attempts,
                     "collisions": s.collisions,
                     "frame_errors": s.frame_errors,

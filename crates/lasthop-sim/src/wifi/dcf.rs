@@ -68,7 +68,10 @@ pub enum MacOutput {
 pub struct StationStats {
     pub enqueued: u64,
     pub queue_drops: u64,
+    /// Packets lost after the retry limit.
     pub retry_drops: u64,
+    /// Frames that hit the retry limit although the receiver had them (only ACKs were lost).
+    pub retry_exhausted_after_delivery: u64,
     pub attempts: u64,
     pub collisions: u64,
     pub frame_errors: u64,
@@ -136,14 +139,14 @@ impl Dcf {
                 trace: None,
             })
             .collect();
-        let difs = cfg.phy.difs();
         Dcf {
             cfg,
             stations,
             errors,
             backoff_rng,
             error_rng,
-            idle_from: Time::ZERO + difs,
+            // The medium has been idle since before the run began.
+            idle_from: Time::ZERO,
             busy_until: Time::ZERO,
             stats: WlanStats::default(),
         }
@@ -374,7 +377,11 @@ impl Dcf {
         if s.attempts >= limit {
             s.queue.pop_front();
             s.queued_bytes -= f.ip_bytes as u64;
-            s.stats.retry_drops += 1;
+            if f.delivered {
+                s.stats.retry_exhausted_after_delivery += 1;
+            } else {
+                s.stats.retry_drops += 1;
+            }
             s.cw = phy_min;
             s.attempts = 0;
             s.ready_at = now;

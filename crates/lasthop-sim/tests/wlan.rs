@@ -1,0 +1,128 @@
+//! WLAN scenarios: hand-counted delays through an ad hoc cell and an infrastructure BSS, and
+//! packet conservation through MAC queues, retries and retry-limit drops.
+
+use lasthop_sim::{run_scenario, RunOutput, Scenario};
+use serde_json::Value;
+
+fn run(toml: &str) -> RunOutput {
+    run_scenario(Scenario::from_toml_str(toml, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+fn station_to_station(ap: bool) -> String {
+    format!(
+        r#"
+[simulation]
+duration = "20s"
+[[nodes]]
+name = "ap"
+[[nodes]]
+name = "s1"
+[[nodes]]
+name = "s2"
+[[wlans]]
+name = "w"
+standard = "802.11b"
+{}
+stations = [{}"s1", "s2"]
+[[flows]]
+name = "f"
+src = "s1"
+dst = "s2"
+app = {{ type = "cbr", size = "972B", interval = "100ms" }}
+"#,
+        if ap { "ap = \"ap\"" } else { "" },
+        if ap { "" } else { "\"ap\", " }
+    )
+}
+
+#[test]
+fn ad_hoc_is_one_frame_and_infrastructure_two() {
+    // 1000-byte IP packets + 8 B LLC/SNAP + 28 B MAC at 11 Mb/s, long preamble:
+    // T_DATA = 192 + 1036·8/11 = 945.45 µs; ACK at 1 Mb/s = 304 µs; SIFS 10, DIFS 50, slot 20 µs.
+    // Ad hoc: an isolated packet finds the medium idle and goes at once: delay = T_DATA.
+    let adhoc = run(&station_to_station(false));
+    let d = &adhoc.flow("f").unwrap()["delay_ms"];
+    assert!((f(&d["min"]) - 0.945_455).abs() < 1e-5 && (f(&d["max"]) - 0.945_455).abs() < 1e-5, "{d}");
+    // Infrastructure: s1 -> AP, then the AP (whose frame arrived while the medium was busy with
+    // the ACK) waits SIFS + ACK + DIFS and a backoff of U{0..31} slots, then sends T_DATA:
+    // min 2·945.455 + 10 + 304 + 50 = 2254.91 µs, mean + 15.5·20 µs = 2564.91 µs.
+    let infra = run(&station_to_station(true));
+    let d = &infra.flow("f").unwrap()["delay_ms"];
+    assert!(f(&d["min"]) >= 2.25491 - 1e-6, "{d}");
+    assert!(f(&d["max"]) <= 2.25491 + 31.0 * 0.020 + 1e-6, "{d}");
+    // 199 packets: the mean backoff has sd 9.2/√199 = 0.65 slot = 13 µs.
+    assert!((f(&d["mean"]) - 2.56491).abs() < 0.045, "{d}");
+}
+
+#[test]
+fn conservation_through_retries_and_retry_drops() {
+    // A lossy BSS (20 % data-frame errors, 3 attempts): retry-limit drops happen; queue drops
+    // too (5-frame queues, overload); TCP and UDP, both directions.
+    let toml = r#"
+[simulation]
+duration = "10.0003s"
+[[nodes]]
+name = "ap"
+[[nodes]]
+name = "s1"
+[[nodes]]
+name = "s2"
+[[wlans]]
+name = "w"
+standard = "802.11g"
+ap = "ap"
+stations = ["s1", "s2"]
+queue = "5p"
+retry_short = 3
+errors = { model = "fer", fer = 0.2, ack_fer = 0.05 }
+[[flows]]
+name = "tcp"
+src = "s1"
+dst = "s2"
+app = { type = "bulk" }
+[[flows]]
+name = "udp"
+src = "ap"
+dst = "s2"
+app = { type = "cbr", size = "1400B", interval = "400us" }
+"#;
+    let out = run(toml);
+    let (mut in_flight, mut retry, mut queue) = (0, 0, 0);
+    for fl in out.summary["flows"].as_array().unwrap() {
+        for dir in [fl.clone(), fl["reverse"].clone()] {
+            let c = &dir["lost_by_cause"];
+            let accounted = u(&dir["received_packets"])
+                + ["queue_drop", "link_loss", "retry_limit", "out_of_order", "in_flight_at_end"].iter().map(|k| u(&c[*k])).sum::<u64>();
+            assert_eq!(u(&dir["sent_packets"]), accounted, "{}", fl["name"]);
+            in_flight += u(&c["in_flight_at_end"]);
+            retry += u(&c["retry_limit"]);
+            queue += u(&c["queue_drop"]);
+        }
+    }
+    assert_eq!(in_flight, u(&out.summary["packets_in_network_at_end"]));
+    let members = out.summary["wlans"][0]["members"].as_array().unwrap();
+    assert_eq!(retry, members.iter().map(|m| u(&m["retry_drops"])).sum::<u64>(), "per-flow and per-station retry drops agree");
+    assert_eq!(queue, members.iter().map(|m| u(&m["queue_drops"])).sum::<u64>());
+    assert!(retry > 0 && queue > 0 && in_flight > 0, "every cause exercised");
+}
+
+#[test]
+fn home_scenario_runs_with_plausible_numbers() {
+    let out = run(include_str!("../../../scenarios/home.toml"));
+    let ftp = out.flow("ftp").unwrap();
+    // The FTP runs 135-180 s over RTS/CTS 802.11g whose single-flow TCP ceiling is about 19 Mb/s
+    // (RTS 34 + SIFS + CTS 34 + SIFS per frame on top of the 24.2 Mb/s basic-access figure).
+    let g = f(&ftp["goodput_bps"]);
+    assert!(g > 5e6 && g < 19.5e6, "FTP goodput {g:.0}");
+    // The video stream runs the whole 180 s at about 275 kb/s (its calibration target).
+    let v = f(&out.flow("video").unwrap()["goodput_bps"]);
+    assert!(v > 200e3 && v < 400e3, "video goodput {v:.0}");
+}
