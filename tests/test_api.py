@@ -98,3 +98,12 @@ def test_published_schema_is_current_and_accepts_the_bundled_scenario(root):
     doc["links"][0]["rate"] = "fast"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, published)
+
+
+@pytest.mark.parametrize("name", lasthop._core.bundled_names())
+def test_every_bundled_scenario_loads_runs_and_matches_its_file(name, root):
+    # The compiled-in copy is the file in scenarios/ (include_str!), and it runs.
+    assert lasthop._core.bundled_scenario(name) == (root / "scenarios" / f"{name}.toml").read_text()
+    res = lasthop.run(name, duration="3s")
+    assert res.summary["simulated_s"] == 3.0
+    assert len(res.flows) == len(res.summary["scenario"]["flows"])

@@ -6,6 +6,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("home", include_str!("../../../scenarios/home.toml")),
     ("saturation", include_str!("../../../scenarios/saturation.toml")),
     ("wcdma", include_str!("../../../scenarios/wcdma.toml")),
+    ("hetperf", include_str!("../../../scenarios/hetperf.toml")),
 ];
 
 /// The TOML text of a bundled scenario.
