@@ -242,6 +242,9 @@ pub struct Wlan {
     /// Data rate of every station; default the standard's highest (11 or 54 Mb/s).
     #[serde(default)]
     pub data_rate: Option<BitRate>,
+    /// Fixed data rates of particular members, overriding `data_rate` (e.g. { N3 = "24Mbps" }).
+    #[serde(default)]
+    pub station_rates: BTreeMap<String, BitRate>,
     /// Rate of ACK/RTS/CTS; default 1 Mb/s (11b, long preamble), 2 Mb/s (11b, short), or the
     /// highest of 6/12/24 Mb/s not above the data rate (11g).
     #[serde(default)]
@@ -448,6 +451,7 @@ pub struct Flow {
     #[serde(default)]
     pub dscp: u8,
     /// Packets arriving later than this after being sent count as application loss (late).
+    /// Default: 300 ms for UDP flows (Koga et al.'s playout deadline), none for TCP; "0s" = none.
     #[serde(default)]
     pub deadline: Option<Duration>,
     pub app: App,
@@ -456,7 +460,20 @@ pub struct Flow {
     pub tcp: Option<TcpParams>,
 }
 
+/// Default playout deadline of UDP flows (paper 004).
+pub const DEFAULT_UDP_DEADLINE: Duration = Duration::from_millis(300);
+
 impl Flow {
+    /// The deadline in force: explicit, else 300 ms for UDP; "0s" disables.
+    pub fn effective_deadline(&self) -> Option<Duration> {
+        match self.deadline {
+            Some(d) if d.0 == 0 => None,
+            Some(d) => Some(d),
+            None if self.transport() == Transport::Udp => Some(DEFAULT_UDP_DEADLINE),
+            None => None,
+        }
+    }
+
     pub fn transport(&self) -> Transport {
         self.transport.unwrap_or(match self.app {
             App::Bulk { .. } | App::File { .. } => Transport::Tcp,
@@ -946,7 +963,8 @@ impl Scenario {
         };
         let valid = crate::wifi::phy::Phy::rates(std);
         let list = valid.iter().map(|r| format!("{}Mbps", *r as f64 / 10.0)).collect::<Vec<_>>().join(", ");
-        for (field, r) in [("data_rate", w.data_rate), ("control_rate", w.control_rate)] {
+        let station_rates = w.station_rates.iter().map(|(n, r)| (format!("station_rates.{n}"), Some(*r)));
+        for (field, r) in [("data_rate".to_string(), w.data_rate), ("control_rate".to_string(), w.control_rate)].into_iter().chain(station_rates) {
             if let Some(r) = r {
                 if r.0 % 100_000 != 0 || !valid.contains(&((r.0 / 100_000) as u32)) {
                     p.push(format!("{wid}.{field} {r} is not a rate of {}; valid: {list}", match w.standard {
@@ -966,6 +984,11 @@ impl Scenario {
         }
         if w.mtu.0 < MIN_MTU || w.mtu.0 > 2304 {
             p.push(format!("{wid}.mtu {} is out of range; valid: {MIN_MTU}B to 2304B (the 802.11 MSDU limit)", w.mtu));
+        }
+        for name in w.station_rates.keys() {
+            if !members.contains(&name.as_str()) {
+                p.push(format!("{wid}.station_rates names {name:?}, which is not a member of this WLAN"));
+            }
         }
         for name in w.positions.keys() {
             if !members.contains(&name.as_str()) {

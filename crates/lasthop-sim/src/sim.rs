@@ -321,7 +321,7 @@ impl Simulation {
             transport,
             forward: {
                 let mut m = FlowMeter::new(self.interval);
-                if let Some(d) = f.deadline {
+                if let Some(d) = f.effective_deadline() {
                     m.set_deadline(d);
                 }
                 m

@@ -126,3 +126,13 @@ fn home_scenario_runs_with_plausible_numbers() {
     let v = f(&out.flow("video").unwrap()["goodput_bps"]);
     assert!(v > 200e3 && v < 400e3, "video goodput {v:.0}");
 }
+
+#[test]
+fn a_station_can_have_its_own_fixed_rate() {
+    // s1 sends at 2 Mb/s in an 11 Mb/s cell: T_DATA = 192 + 1036·8/2 = 4336 µs for each
+    // isolated 1000-byte IP packet.
+    let toml = station_to_station(false).replace("stations = [", "station_rates = { s1 = \"2Mbps\" }\nstations = [");
+    let out = run(&toml);
+    let d = &out.flow("f").unwrap()["delay_ms"];
+    assert!((f(&d["min"]) - 4.336).abs() < 1e-6 && (f(&d["max"]) - 4.336).abs() < 1e-6, "{d}");
+}

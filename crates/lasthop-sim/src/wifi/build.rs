@@ -74,6 +74,11 @@ pub fn build_dcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Dcf {
         rng.stream(&format!("wlan/{}/backoff", w.name)),
         rng.stream(&format!("wlan/{}/errors", w.name)),
     );
+    for (name, r) in &w.station_rates {
+        if let Some(i) = members.iter().position(|m| m == name) {
+            d.set_data_rate(i, rate_x10(r.0));
+        }
+    }
     if let (Some(q), true) = (w.ap_queue, w.ap.is_some()) {
         d.set_queue_limit(0, q);
     }

@@ -85,6 +85,8 @@ pub struct StationStats {
 struct Station {
     queue: VecDeque<Frame>,
     limit: QueueLimit,
+    /// Data rate of this station's frames (Mb/s × 10); the BSS default unless set.
+    rate_x10: u32,
     queued_bytes: u64,
     /// Backoff slots left, valid at the current idle start R.
     backoff: u32,
@@ -128,6 +130,7 @@ impl Dcf {
             .map(|_| Station {
                 queue: VecDeque::new(),
                 limit: cfg.queue_limit,
+                rate_x10: cfg.phy.data_rate_x10,
                 queued_bytes: 0,
                 backoff: 0,
                 counting: false,
@@ -155,6 +158,11 @@ impl Dcf {
     /// A queue size for one station (the AP's downlink queue, say) instead of the common one.
     pub fn set_queue_limit(&mut self, i: usize, limit: QueueLimit) {
         self.stations[i].limit = limit;
+    }
+
+    /// A fixed data rate for one station's frames (no rate adaptation), Mb/s × 10.
+    pub fn set_data_rate(&mut self, i: usize, rate_x10: u32) {
+        self.stations[i].rate_x10 = rate_x10;
     }
 
     pub fn station_stats(&self, i: usize) -> &StationStats {
@@ -297,7 +305,7 @@ impl Dcf {
         let mut longest = Duration::ZERO;
         for &i in senders {
             let f = *self.stations[i].queue.front().expect("senders have frames");
-            let d = if self.uses_rts(&f) { phy.rts_time() } else { phy.data_time(self.msdu_bytes(&f)) };
+            let d = if self.uses_rts(&f) { phy.rts_time() } else { phy.data_time_at(self.msdu_bytes(&f), self.stations[i].rate_x10) };
             longest = longest.max(d);
             self.stations[i].stats.collisions += 1;
         }
@@ -329,7 +337,7 @@ impl Dcf {
             }
             t += phy.sifs;
         }
-        t += phy.data_time(self.msdu_bytes(&f));
+        t += phy.data_time_at(self.msdu_bytes(&f), self.stations[i].rate_x10);
         if !self.errors.data_ok(&mut self.error_rng, i, to) {
             self.stations[i].stats.frame_errors += 1;
             self.failed_attempt(now, i, out);

@@ -100,7 +100,12 @@ impl Phy {
 
     /// A data frame carrying an MSDU of `msdu_bytes` (IP packet plus LLC/SNAP if used).
     pub fn data_time(&self, msdu_bytes: u64) -> Duration {
-        self.ppdu_time(msdu_bytes + MAC_HEADER_FCS_BYTES, self.data_rate_x10)
+        self.data_time_at(msdu_bytes, self.data_rate_x10)
+    }
+
+    /// The same at another data rate (a station with its own fixed rate).
+    pub fn data_time_at(&self, msdu_bytes: u64, rate_x10: u32) -> Duration {
+        self.ppdu_time(msdu_bytes + MAC_HEADER_FCS_BYTES, rate_x10)
     }
     pub fn ack_time(&self) -> Duration {
         self.ppdu_time(ACK_BYTES, self.control_rate_x10)
