@@ -98,6 +98,8 @@ def run(
     seed: Optional[int] = typer.Option(None, "--seed", help="Overrides simulation.seed."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
+    pcap: List[str] = typer.Option([], "--pcap", help="Capture what crosses NODE (or NODE:NEIGHBOUR) into <out>/<node>.pcap (repeatable)."),
 ) -> None:
     """Run one scenario: print a per-flow summary and write a results directory."""
     overrides = _parse_sets(set_)
@@ -115,9 +117,14 @@ def run(
     finally:
         progress.close()
     res.write(directory)
+    if report:
+        from lasthop.report import run_report
+
+        run_report(directory)
     if not quiet:
         print_summary(res)
-    console.print(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces)")
+    extra = ", report.html" if report else ""
+    console.print(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})")
 
 
 def _int_range(text: str) -> list[int]:
@@ -157,6 +164,74 @@ def bianchi(
         r = model(n, size, timing, rts=rts, tc=tc)
         t.add_row(str(n), f"{r.tau:.5f}", f"{r.p:.4f}", f"{r.throughput_bps / 1e6:.3f}")
     console.print(t)
+
+
+@app.command()
+def sweep(
+    file: str = typer.Argument(..., help="Scenario TOML file or bundled name."),
+    grid: List[str] = typer.Option([], "--grid", help="path=v1,v2,... or path=start..stop:step (repeatable)."),
+    seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point (the scenario's seed and the next ones)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Sweep directory (default: results/<scenario>-sweep)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Local worker processes (default: one per core)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask distributed scheduler, e.g. tcp://host:8786."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field for every run: dotted.path=value."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
+) -> None:
+    """Run the cartesian product of the grids × seeds; cached and resumable."""
+    from lasthop.sweep import SweepError, parse_grid, run_sweep
+
+    try:
+        sc = as_scenario(file, **_parse_sets(set_))
+        grids = [parse_grid(g) for g in grid]
+    except (_core.ScenarioError, SweepError) as e:
+        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        raise typer.Exit(2)
+    directory = out or Path("results") / f"{sc.name}-sweep"
+    bar = Progress(
+        TextColumn("sweep"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} runs"),
+        TextColumn("[red]{task.fields[failed]} failed"),
+        TextColumn("{task.fields[cached]} cached"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    )
+
+    def progress(p) -> None:
+        if not bar.tasks:
+            bar.add_task("sweep", total=p.total, completed=p.cached, failed=0, cached=p.cached)
+        bar.update(bar.tasks[0].id, completed=p.cached + p.done + p.failed, failed=p.failed)
+
+    try:
+        with bar:
+            res = run_sweep(sc, grids, seeds, directory, workers=workers, scheduler=scheduler, progress=progress)
+    except _core.ScenarioError as e:
+        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        raise typer.Exit(2)
+    if report:
+        from lasthop.report import sweep_report
+
+        sweep_report(directory)
+    console.print(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)")
+    if len(res.failed):
+        console.print(res.failed.to_string(index=False))
+        raise typer.Exit(1)
+
+
+@app.command()
+def report(directory: Path = typer.Argument(..., help="A results directory of `lasthop run` or `lasthop sweep`.")) -> None:
+    """Regenerate report.html and the figures of a results directory."""
+    from lasthop.report import run_report, sweep_report
+
+    if (directory / "sweep.json").exists():
+        path = sweep_report(directory)
+    elif (directory / "summary.json").exists():
+        path = run_report(directory)
+    else:
+        err.print(f"[red]error:[/red] {directory}: neither summary.json (a run) nor sweep.json (a sweep) is there")
+        raise typer.Exit(2)
+    console.print(f"report: {path}")
 
 
 @app.command()

@@ -5,7 +5,9 @@ DataFrames (also Parquet files). Layout of a results directory:
     flows.parquet         one row per flow (the summary's flows, flattened with "_")
     intervals.parquet     per-flow time series (default 100 ms bins)
     traces/<name>.parquet requested traces: tcp/<flow>, tcp/<flow>/receiver, queue/<link>:<a>-><b>,
-                          packets/<flow>
+                          wlan/<wlan>/<node>, packets/<flow>, and delay_cdf (always)
+    traces/index.json     file stem -> trace name
+    report.html, figures/ the report (lasthop report DIR regenerates them)
 """
 
 from __future__ import annotations
@@ -90,8 +92,12 @@ class Results:
         (d / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         pq.write_table(pa.Table.from_pandas(self.flows, preserve_index=False), d / "flows.parquet")
         pq.write_table(self._tables["intervals"], d / "intervals.parquet")
+        index = {}
         for name in self.traces:
-            pq.write_table(self._tables[name], d / "traces" / f"{trace_file_stem(name)}.parquet")
+            stem = trace_file_stem(name)
+            index[stem] = name
+            pq.write_table(self._tables[name], d / "traces" / f"{stem}.parquet")
+        (d / "traces" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         self.directory = d
         return d
 
@@ -100,8 +106,10 @@ class Results:
         d = Path(directory)
         summary = json.loads((d / "summary.json").read_text())
         tables = {"intervals": pq.read_table(d / "intervals.parquet")}
+        index_file = d / "traces" / "index.json"
+        index = json.loads(index_file.read_text()) if index_file.exists() else {}
         for p in sorted((d / "traces").glob("*.parquet")):
-            tables[p.stem] = pq.read_table(p)
+            tables[index.get(p.stem, p.stem)] = pq.read_table(p)
         return cls(summary, tables, d)
 
     def __repr__(self) -> str:

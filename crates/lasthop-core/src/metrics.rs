@@ -321,6 +321,12 @@ impl FlowMeter {
         }
     }
 
+    /// One-way delay (ms) at each quantile in `qs` (0..1), for a CDF plot; None before any sample.
+    pub fn delay_quantiles(&self, qs: &[f64]) -> Option<Vec<f64>> {
+        let h = self.delay_hist.as_ref()?;
+        Some(qs.iter().map(|&q| ms(h.value_at_quantile(q) as f64)).collect())
+    }
+
     pub fn sent_packets(&self) -> u64 {
         self.sent_packets
     }

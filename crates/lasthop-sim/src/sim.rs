@@ -990,6 +990,21 @@ impl Simulation {
             flows.push(Value::Object(entry));
         }
         cols.into_table(&mut itable);
+        // Delay CDF per flow at quantiles 0, 0.01, ..., 1 (from the 3-digit HDR histogram).
+        let qs: Vec<f64> = (0..=100).map(|k| k as f64 / 100.0).collect();
+        let (mut cf, mut cq, mut cd) = (Vec::new(), Vec::new(), Vec::new());
+        for f in &self.flows {
+            if let Some(d) = f.forward.delay_quantiles(&qs) {
+                cf.extend(std::iter::repeat(f.name.clone()).take(qs.len()));
+                cq.extend(qs.iter().copied());
+                cd.extend(d);
+            }
+        }
+        let mut cdf = Table::new("delay_cdf");
+        cdf.push("flow", Column::Str(cf));
+        cdf.push("quantile", Column::F64(cq));
+        cdf.push("delay_ms", Column::F64(cd));
+        tables.push(cdf);
         let mut links = Vec::new();
         for c in &mut self.channels {
             links.push(json!({
@@ -1133,7 +1148,8 @@ fn tcp_trace_table(name: &str, trace: &[TraceSample]) -> Table {
     t.push("time_s", Column::F64(trace.iter().map(|s| s.time.as_secs_f64()).collect()));
     t.push("event", Column::Str(trace.iter().map(|s| s.event.name().to_string()).collect()));
     t.push("cwnd_bytes", Column::U64(trace.iter().map(|s| s.cwnd).collect()));
-    t.push("ssthresh_bytes", Column::U64(trace.iter().map(|s| s.ssthresh.min(u32::MAX as u64 * 16)).collect()));
+    // The initial ssthresh is "arbitrarily high" (RFC 5681): null until the first loss.
+    t.push("ssthresh_bytes", Column::OptF64(trace.iter().map(|s| (s.ssthresh < 1 << 40).then_some(s.ssthresh as f64)).collect()));
     t.push("peer_window_bytes", Column::U64(trace.iter().map(|s| s.peer_window).collect()));
     t.push("advertised_window_bytes", Column::U64(trace.iter().map(|s| s.adv_window).collect()));
     t.push("flight_bytes", Column::U64(trace.iter().map(|s| s.flight).collect()));

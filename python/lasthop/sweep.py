@@ -1,0 +1,323 @@
+"""Sweeps: the cartesian product of parameter grids × seeds, run on local worker processes or a
+Dask distributed cluster, cached and resumable, gathered into one Parquet dataset.
+
+Layout of a sweep directory:
+
+    sweep.json          the sweep's definition (scenario, grids, seeds) and its runs' status
+    runs/<run id>/      one finished run: summary.json, intervals.parquet (written atomically)
+    failed/<run id>.json  a run that raised, with its error (retried by the next invocation)
+    flows.parquet       one row per run × flow: swept parameters, seed, run id, flow metrics
+    intervals.parquet   the per-interval series of every run, with the same key columns
+
+A run is identified by a hash of its resolved scenario, seed and lasthop version, so a second
+invocation runs nothing, and a sweep killed (even with SIGKILL) resumes where it stopped: a run
+directory appears by an atomic rename only once it is complete.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lasthop import _core
+from lasthop.results import flows_frame
+from lasthop.scenario import Scenario
+
+_NUM_UNIT = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
+
+
+class SweepError(ValueError):
+    """A sweep definition that cannot be used (bad grid syntax, unknown path, ...)."""
+
+
+def parse_grid(spec: str) -> tuple[str, list[str]]:
+    """``path=v1,v2,...`` or ``path=start..stop:step`` (units allowed: ``14Mbps..22Mbps:2Mbps``;
+    integers may omit the step: ``1..4``). Values stay strings, as a user would write them."""
+    if "=" not in spec:
+        raise SweepError(f"--grid {spec!r}: expected dotted.path=values, e.g. links.bottleneck.rate=10Mbps,20Mbps")
+    path, rhs = (x.strip() for x in spec.split("=", 1))
+    if not path or not rhs:
+        raise SweepError(f"--grid {spec!r}: both a path and values are needed")
+    if ".." not in rhs:
+        values = [v.strip() for v in rhs.split(",") if v.strip()]
+        if not values:
+            raise SweepError(f"--grid {spec!r}: no values")
+        return path, values
+    lo_s, rest = rhs.split("..", 1)
+    hi_s, _, step_s = rest.partition(":")
+    lo, hi = _NUM_UNIT.match(lo_s), _NUM_UNIT.match(hi_s)
+    if not lo or not hi:
+        raise SweepError(f"--grid {spec!r}: a range is start..stop[:step] with numbers, e.g. 14Mbps..22Mbps:2Mbps")
+    unit = lo.group(2) or hi.group(2)
+    if (lo.group(2) and hi.group(2) and lo.group(2) != hi.group(2)):
+        raise SweepError(f"--grid {spec!r}: start and stop must use the same unit")
+    a, b = float(lo.group(1)), float(hi.group(1))
+    if step_s:
+        st = _NUM_UNIT.match(step_s)
+        if not st or (st.group(2) and st.group(2) != unit):
+            raise SweepError(f"--grid {spec!r}: the step must be a number in the same unit ({unit or 'none'})")
+        step = float(st.group(1))
+    elif a.is_integer() and b.is_integer():
+        step = 1.0
+    else:
+        raise SweepError(f"--grid {spec!r}: give a step for a non-integer range (start..stop:step)")
+    if step <= 0 or b < a:
+        raise SweepError(f"--grid {spec!r}: the range must go upwards with a positive step")
+    n = int(math.floor((b - a) / step + 1e-9)) + 1
+    if n > 10_000:
+        raise SweepError(f"--grid {spec!r}: {n} values; more than 10 000 is surely a mistake")
+    values = []
+    for k in range(n):
+        text = f"{a + k * step:.9f}".rstrip("0").rstrip(".")
+        values.append(f"{text}{unit}")
+    return path, values
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: its grid point, seed and identity."""
+
+    index: int
+    params: tuple[tuple[str, str], ...]
+    seed: int
+    run_id: str
+
+    @property
+    def overrides(self) -> dict[str, str]:
+        return {**dict(self.params), "simulation.seed": str(self.seed)}
+
+
+def run_id_for(resolved: dict, seed: int) -> str:
+    key = json.dumps({"scenario": resolved, "seed": seed, "version": _core.__version__}, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def plan(scenario: Scenario, grids: list[tuple[str, list[str]]], seeds: int) -> list[RunSpec]:
+    """Every grid point × seed, validated up front so that a bad value fails before any run."""
+    if seeds < 1:
+        raise SweepError("--seeds must be at least 1")
+    base_seed = scenario.seed
+    runs = []
+    for combo in itertools.product(*[[(p, v) for v in vals] for p, vals in grids]) if grids else [()]:
+        for k in range(seeds):
+            seed = base_seed + k
+            sc = scenario.with_overrides(**{**dict(combo), "simulation.seed": seed})
+            runs.append(RunSpec(len(runs), tuple(combo), seed, run_id_for(sc.resolved, seed)))
+    return runs
+
+
+def _execute(text: str, file: str, overrides: dict[str, str]) -> dict:
+    """Runs in a worker: one simulation, returned as plain data (no files: workers may be remote)."""
+    from lasthop.runner import run
+
+    res = run(Scenario(text, file, overrides))
+    return {"summary": res.summary, "intervals": res._tables["intervals"]}
+
+
+class Executor(Protocol):
+    """What a sweep needs from an executor: concurrent.futures' submit. ProcessPoolExecutor and
+    dask.distributed's ``Client.get_executor()`` both provide it (Ray could, later)."""
+
+    def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> cf.Future: ...
+
+
+def local_executor(workers: int | None) -> cf.Executor:
+    return cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+
+
+def dask_executor(address: str):
+    """An executor on an existing Dask distributed cluster (``tcp://host:8786``)."""
+    from distributed import Client
+
+    client = Client(address, timeout="20s")
+    return client, client.get_executor()
+
+
+def _write_run(out: Path, spec: RunSpec, result: dict) -> None:
+    runs = out / "runs"
+    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.run_id}-", dir=runs))
+    (tmp / "summary.json").write_text(json.dumps(result["summary"], indent=1) + "\n")
+    pq.write_table(result["intervals"], tmp / "intervals.parquet")
+    (tmp / "spec.json").write_text(json.dumps({"params": dict(spec.params), "seed": spec.seed}) + "\n")
+    final = runs / spec.run_id
+    if final.exists():  # a concurrent invocation finished it first
+        shutil.rmtree(tmp)
+        return
+    os.rename(tmp, final)
+    failed = out / "failed" / f"{spec.run_id}.json"
+    if failed.exists():
+        failed.unlink()
+
+
+def _record_failure(out: Path, spec: RunSpec, err: BaseException) -> None:
+    (out / "failed").mkdir(exist_ok=True)
+    (out / "failed" / f"{spec.run_id}.json").write_text(json.dumps({
+        "params": dict(spec.params),
+        "seed": spec.seed,
+        "error": f"{type(err).__name__}: {err}",
+        "traceback": "".join(traceback.format_exception(type(err), err, err.__traceback__))[-4000:],
+    }, indent=1) + "\n")
+
+
+@dataclass
+class SweepProgress:
+    total: int
+    cached: int
+    done: int = 0
+    failed: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+
+def run_sweep(
+    scenario: Scenario,
+    grids: list[tuple[str, list[str]]],
+    seeds: int,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[SweepProgress], None] | None = None,
+) -> "SweepResults":
+    out = Path(out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    specs = plan(scenario, grids, seeds)
+    todo = [s for s in specs if not (out / "runs" / s.run_id / "summary.json").exists()]
+    (out / "sweep.json").write_text(json.dumps({
+        "scenario_file": scenario.file,
+        "scenario_name": scenario.name,
+        "lasthop_version": _core.__version__,
+        "grids": [{"path": p, "values": v} for p, v in grids],
+        "seeds": seeds,
+        "base_seed": scenario.seed,
+        "overrides": scenario.overrides,
+        "runs": [{"run_id": s.run_id, "params": dict(s.params), "seed": s.seed} for s in specs],
+    }, indent=1) + "\n")
+    prog = SweepProgress(total=len(specs), cached=len(specs) - len(todo))
+    if progress:
+        progress(prog)
+    if todo:
+        client = None
+        if scheduler:
+            client, executor = dask_executor(scheduler)
+        else:
+            executor = local_executor(workers)
+        try:
+            futures = {executor.submit(_execute, scenario.text, scenario.file, {**scenario.overrides, **s.overrides}): s for s in todo}
+            for fut in cf.as_completed(futures):
+                spec = futures[fut]
+                try:
+                    _write_run(out, spec, fut.result())
+                    prog.done += 1
+                except Exception as e:  # a failed run is recorded, never dropped
+                    _record_failure(out, spec, e)
+                    prog.failed += 1
+                if progress:
+                    progress(prog)
+        finally:
+            if hasattr(executor, "shutdown"):
+                executor.shutdown(wait=True)
+            if client is not None:
+                client.close()
+    results = SweepResults.assemble(out, specs)
+    results.write()
+    return results
+
+
+def _t975(df: int) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df))
+
+
+class SweepResults:
+    """A sweep's dataset: ``flows`` (one row per run × flow) and ``intervals`` as DataFrames."""
+
+    def __init__(self, directory: Path, flows: pd.DataFrame, intervals: pd.DataFrame, params: list[str], failed: pd.DataFrame):
+        self.directory = directory
+        self.flows = flows
+        self.intervals = intervals
+        self.params = params
+        self.failed = failed
+
+    @classmethod
+    def assemble(cls, out: Path, specs: list[RunSpec]) -> "SweepResults":
+        params = [p for p, _ in specs[0].params] if specs else []
+        flow_frames, interval_frames, failures = [], [], []
+        for s in specs:
+            d = out / "runs" / s.run_id
+            if not (d / "summary.json").exists():
+                f = out / "failed" / f"{s.run_id}.json"
+                if f.exists():
+                    failures.append({**dict(s.params), "seed": s.seed, "run_id": s.run_id, "error": json.loads(f.read_text())["error"]})
+                continue
+            summary = json.loads((d / "summary.json").read_text())
+            key = {**{p: v for p, v in s.params}, "seed": s.seed, "run_id": s.run_id}
+            ff = flows_frame(summary)
+            for k, v in reversed(list(key.items())):
+                ff.insert(0, k, v)
+            flow_frames.append(ff)
+            iv = pq.read_table(d / "intervals.parquet").to_pandas()
+            for k, v in reversed(list(key.items())):
+                iv.insert(0, k, v)
+            interval_frames.append(iv)
+        flows = pd.concat(flow_frames, ignore_index=True) if flow_frames else pd.DataFrame()
+        intervals = pd.concat(interval_frames, ignore_index=True) if interval_frames else pd.DataFrame()
+        failed = pd.DataFrame(failures, columns=[*params, "seed", "run_id", "error"])
+        return cls(out, flows, intervals, params, failed)
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "SweepResults":
+        d = Path(directory)
+        meta = json.loads((d / "sweep.json").read_text())
+        specs = [RunSpec(i, tuple(r["params"].items()), r["seed"], r["run_id"]) for i, r in enumerate(meta["runs"])]
+        return cls.assemble(d, specs)
+
+    def write(self) -> None:
+        if not self.flows.empty:
+            pq.write_table(pa.Table.from_pandas(self.flows, preserve_index=False), self.directory / "flows.parquet")
+            pq.write_table(pa.Table.from_pandas(self.intervals, preserve_index=False), self.directory / "intervals.parquet")
+
+    def aggregate(self, metric: str = "goodput_bps", by: Iterable[str] | None = None) -> pd.DataFrame:
+        """Mean and 95 % confidence interval (Student t) of `metric` across seeds, per grid point
+        and flow: columns mean, ci95 (half-width), n, std."""
+        keys = [*(by if by is not None else self.params), "name"]
+        g = self.flows.groupby(keys, sort=False)[metric]
+        agg = g.agg(["mean", "std", "count"]).reset_index().rename(columns={"count": "n"})
+        agg["ci95"] = [s * _t975(n - 1) / math.sqrt(n) if n > 1 else float("nan") for s, n in zip(agg["std"], agg["n"])]
+        return agg
+
+    def __repr__(self) -> str:
+        return f"<SweepResults {len(self.flows)} flow rows, params {self.params}, {len(self.failed)} failed>"
+
+
+def sweep(scenario_or_path, grid: dict[str, Iterable[Any]] | list[str] | None = None, *, seeds: int = 1,
+          out: str | Path = "results/sweep", workers: int | None = None, scheduler: str | None = None,
+          **overrides: Any) -> SweepResults:
+    """Python face of ``lasthop sweep``: ``grid`` maps dotted paths to values (or is a list of
+    ``path=spec`` strings with the CLI's range syntax)."""
+    from lasthop.runner import as_scenario
+
+    sc = as_scenario(scenario_or_path, **overrides)
+    if grid is None:
+        grids = []
+    elif isinstance(grid, dict):
+        grids = [(p, [str(v).lower() if isinstance(v, bool) else str(v) for v in vals]) for p, vals in grid.items()]
+    else:
+        grids = [parse_grid(g) for g in grid]
+    return run_sweep(sc, grids, seeds, out, workers=workers, scheduler=scheduler)
