@@ -6,12 +6,15 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test install test-rust test-python bench schema
+.PHONY: demo test install system-deps test-rust test-python bench schema
 
 demo: install
 	$(VENV)/bin/lasthop run --out results/dumbbell
 
-test: install test-rust test-python
+test: install system-deps test-rust test-python
+
+system-deps:
+	@scripts/system-deps.sh
 
 install: $(VENV)/.installed
 
@@ -30,6 +33,7 @@ test-python: install
 
 bench: install
 	cargo run --release -p lasthop-bench -- --out BENCHMARKS.md
+	$(PY) bench/sweep_scaling.py --append BENCHMARKS.md
 
 schema: install
 	$(VENV)/bin/lasthop schema --out schema/scenario.schema.json

@@ -9,8 +9,10 @@ results as pandas DataFrames, the ``lasthop`` command line.
 """
 
 from lasthop._core import ScenarioError, __version__
+from lasthop import models
 from lasthop.results import Results
 from lasthop.scenario import Scenario
 from lasthop.runner import run
+from lasthop.sweep import SweepResults, sweep  # noqa: E402  (the function shadows the module name)
 
-__all__ = ["run", "Scenario", "Results", "ScenarioError", "__version__"]
+__all__ = ["run", "sweep", "Scenario", "Results", "SweepResults", "ScenarioError", "models", "__version__"]

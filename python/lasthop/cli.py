@@ -19,7 +19,7 @@ console = Console()
 if not console.is_terminal:
     # Piped output (CI logs, files): wide enough for the summary table not to be truncated.
     console = Console(width=160)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 def _parse_sets(sets: List[str]) -> dict[str, str]:
@@ -113,7 +113,11 @@ def run(
     directory = out or Path("results") / sc.name
     progress = _LazyProgress()
     try:
-        res = run_scenario(sc, progress=progress)
+        res = run_scenario(sc, progress=progress, pcap=pcap)
+    except _core.ScenarioError as e:
+        progress.close()
+        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        raise typer.Exit(2)
     finally:
         progress.close()
     res.write(directory)
@@ -123,7 +127,7 @@ def run(
         run_report(directory)
     if not quiet:
         print_summary(res)
-    extra = ", report.html" if report else ""
+    extra = (", report.html" if report else "") + "".join(f", {n}" for n in res.pcaps)
     console.print(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})")
 
 

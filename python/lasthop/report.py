@@ -177,9 +177,11 @@ def sweep_report(directory: str | Path) -> Path:
                 ax.errorbar(xs, sub["mean"] * scale, yerr=(sub["ci95"].fillna(0) * scale), marker="o", capsize=3, label=lab)
                 if not _numeric(sub[x]).notna().all():
                     ax.set_xticks(list(xs), list(sub[x]))
-            ax.set_xlabel(x)
+            unit = agg[x].astype(str).str.extract(r"^\s*[-+]?\d+(?:\.\d+)?\s*(\S*)$")[0].dropna()
+            unit = unit.iloc[0] if len(unit) and unit.iloc[0] else ""
+            ax.set_xlabel(f"{x} ({unit})" if unit else x)
             ax.set_ylabel(label)
-            ax.set_title(f"{name} — {label} vs {x} (mean ± 95 % CI over {meta['seeds']} seed(s), base seed {meta['base_seed']})")
+            ax.set_title(f"{name} — {label} vs {x}\nmean ± 95 % CI over {meta['seeds']} seed(s), base seed {meta['base_seed']}")
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
             figs.add(fig, f"sweep_{metric}", f"{label} against {x}")

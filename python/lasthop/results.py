@@ -57,6 +57,8 @@ class Results:
         self.summary = summary
         self._tables = tables
         self.directory = directory
+        # pcap captures requested with run(..., pcap=[...]): file name -> bytes
+        self.pcaps: dict[str, bytes] = {}
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -98,6 +100,8 @@ class Results:
             index[stem] = name
             pq.write_table(self._tables[name], d / "traces" / f"{stem}.parquet")
         (d / "traces" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+        for name, data in self.pcaps.items():
+            (d / name).write_bytes(data)
         self.directory = d
         return d
 

@@ -33,13 +33,20 @@ def run(
     *,
     out: str | Path | None = None,
     progress: ProgressFn | None = None,
+    pcap: list[str] | None = None,
     **overrides: Any,
 ) -> Results:
     """Runs a scenario to its end. Keyword overrides use ``--set`` paths: ``seed=3``,
     ``**{"links.bottleneck.rate": "20Mbps"}`` or ``links__bottleneck__rate="20Mbps"``.
-    ``progress(now_s, end_s)`` is called between chunks of 1 % of the run."""
+    ``progress(now_s, end_s)`` is called between chunks of 1 % of the run. ``pcap`` lists
+    capture points, ``"node"`` or ``"node:neighbour"``; each becomes ``<node>[-<neighbour>].pcap``
+    in the results directory."""
     sc = as_scenario(scenario_or_path, **overrides)
     sim = _core.Simulation(sc.text, sc.file, list(sc.overrides.items()))
+    captures = []
+    for spec in pcap or []:
+        node, _, peer = spec.partition(":")
+        captures.append((spec.replace(":", "-") + ".pcap", sim.add_capture(node, peer or None)))
     t0 = time.perf_counter()
     end = sim.end_s
     step = end / 100.0
@@ -64,6 +71,7 @@ def run(
         **core,
     }
     res = Results(summary, tables_from_core(raw_tables))
+    res.pcaps = {name: sim.capture_pcap(i) for name, i in captures}
     if out is not None:
         res.write(out)
     return res

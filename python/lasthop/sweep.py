@@ -193,7 +193,10 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     progress: Callable[[SweepProgress], None] | None = None,
+    executor: Executor | None = None,
 ) -> "SweepResults":
+    """Runs what is not cached yet on `executor` (default: `workers` local processes, or the Dask
+    cluster at `scheduler`), then gathers the dataset."""
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     specs = plan(scenario, grids, seeds)
@@ -212,10 +215,10 @@ def run_sweep(
     if progress:
         progress(prog)
     if todo:
-        client = None
-        if scheduler:
+        client, owned = None, executor is None
+        if executor is None and scheduler:
             client, executor = dask_executor(scheduler)
-        else:
+        elif executor is None:
             executor = local_executor(workers)
         try:
             futures = {executor.submit(_execute, scenario.text, scenario.file, {**scenario.overrides, **s.overrides}): s for s in todo}
@@ -230,7 +233,7 @@ def run_sweep(
                 if progress:
                     progress(prog)
         finally:
-            if hasattr(executor, "shutdown"):
+            if owned and hasattr(executor, "shutdown"):
                 executor.shutdown(wait=True)
             if client is not None:
                 client.close()

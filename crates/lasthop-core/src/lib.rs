@@ -7,6 +7,7 @@
 //! - [`rng`]     named, portable random streams derived from one scenario seed (ChaCha8)
 //! - [`packet`]  the packet and header model (IPv4 / TCP / UDP fields, wire sizes)
 //! - [`mechanisms`] the papers' mechanisms as sans-I/O packet processors (packet error generator)
+//! - [`wire`]    real IPv4/TCP/UDP header bytes with checksums (pcap now, the emulator later)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
 
 pub mod mechanisms;
@@ -15,6 +16,7 @@ pub mod packet;
 pub mod rng;
 pub mod time;
 pub mod units;
+pub mod wire;
 
 pub use time::{Duration, Time};
 pub use units::{BitRate, Bytes, QueueLimit};

@@ -60,6 +60,17 @@ impl PySimulation {
         py.allow_threads(|| sim.run_until(t));
     }
 
+    /// Captures what crosses `node` (towards `peer` only, if given) as pcap; returns its index.
+    #[pyo3(signature = (node, peer=None))]
+    fn add_capture(&mut self, node: &str, peer: Option<&str>) -> PyResult<usize> {
+        self.sim.add_capture(node, peer).map_err(ScenarioError::new_err)
+    }
+
+    /// The pcap file bytes of capture `i`.
+    fn capture_pcap<'py>(&self, py: Python<'py>, i: usize) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.sim.capture_pcap(i))
+    }
+
     #[getter]
     fn now_s(&self) -> f64 {
         self.sim.now().as_secs_f64()

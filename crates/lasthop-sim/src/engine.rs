@@ -28,8 +28,8 @@ pub enum Event {
     TcpTimer { flow: u32, end: End },
     /// A WLAN's next transmission starts (stale if `gen` is not the WLAN's current one).
     WlanDecide { wlan: u32, gen: u32 },
-    /// A packet reaches `node` over a wireless hop.
-    NodeArrive { node: u32, pkt: u32 },
+    /// A packet reaches `node` from `from` over a wireless hop.
+    NodeArrive { node: u32, from: u32, pkt: u32 },
     /// A TTI boundary of an RLC entity (W-CDMA direction).
     RlcTti { rlc: u32 },
     /// The PDUs of TTI `tti` reach the RLC receiver.

@@ -15,6 +15,7 @@ pub mod bundled;
 pub mod cellular;
 pub mod engine;
 pub mod net;
+pub mod pcap;
 pub mod results;
 pub mod scenario;
 pub mod sim;

@@ -56,6 +56,7 @@ pub struct QueueTrace {
 #[derive(Debug)]
 pub struct Channel {
     pub name: String,
+    pub from: u32,
     pub to: u32,
     pub rate: BitRate,
     pub delay: Duration,

@@ -40,10 +40,19 @@ enum Egress {
 struct RlcState {
     name: String,
     rlc: RlcAm,
+    from: u32,
     to: u32,
     next_tick: Option<Time>,
     last_tick: Option<Time>,
     rx_wake: Option<Time>,
+}
+
+/// A pcap capture on the interfaces of `node` (towards `peer` only, if given): packets leaving
+/// the node are recorded when handed to the interface, arriving ones when they arrive.
+struct Capture {
+    node: u32,
+    peer: Option<u32>,
+    pcap: crate::pcap::PcapWriter,
 }
 
 /// One WLAN: its MAC, its members' nodes and the pending decision event.
@@ -118,6 +127,7 @@ pub struct Simulation {
     mac_out: Vec<MacOutput>,
     rlcs: Vec<RlcState>,
     rlc_out: Vec<RlcOutput>,
+    captures: Vec<Capture>,
     /// next_node[node * n + dst]: the neighbour a packet for dst goes to.
     next_node: Vec<u32>,
     gens: Vec<PacketErrorGenerator>,
@@ -149,6 +159,7 @@ impl Simulation {
                 channels.push(Channel {
                     rng: rng.stream(&format!("link/{cname}/loss")),
                     name: cname,
+                    from: topo.index(from).expect("validated") as u32,
                     to: topo.index(to).expect("validated") as u32,
                     rate,
                     delay: l.delay(),
@@ -196,10 +207,11 @@ impl Simulation {
         let mut rlcs = Vec::new();
         for c in &scenario.wcdma {
             for down in [true, false] {
-                let (to, dir) = if down { (c.ms.get_ref(), "down") } else { (c.bs.get_ref(), "up") };
+                let (from, to, dir) = if down { (c.bs.get_ref(), c.ms.get_ref(), "down") } else { (c.ms.get_ref(), c.bs.get_ref(), "up") };
                 rlcs.push(RlcState {
                     name: format!("{}:{dir}", c.name),
                     rlc: build_rlc(c, down, &rng),
+                    from: topo.index(from).expect("validated") as u32,
                     to: topo.index(to).expect("validated") as u32,
                     next_tick: None,
                     last_tick: None,
@@ -240,6 +252,7 @@ impl Simulation {
             rlcs,
             rlc_out: Vec::new(),
             next_node,
+            captures: Vec::new(),
             gens,
             gen_on_hop,
             n_nodes: n,
@@ -333,6 +346,43 @@ impl Simulation {
         }
     }
 
+    /// Captures what crosses `node` (all its interfaces, or only the one towards `peer`) into an
+    /// in-memory pcap; returns the capture's index for [`Simulation::capture_pcap`].
+    pub fn add_capture(&mut self, node: &str, peer: Option<&str>) -> Result<usize, String> {
+        let idx = |n: &str| self.node_names.iter().position(|x| x == n).map(|i| i as u32);
+        let known = || self.node_names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+        let node_id = idx(node).ok_or_else(|| format!("--pcap {node:?}: no such node; nodes: {}", known()))?;
+        let peer_id = match peer {
+            None => None,
+            Some(p) => {
+                let id = idx(p).ok_or_else(|| format!("--pcap {node}:{p}: no such node {p:?}; nodes: {}", known()))?;
+                let n = self.n_nodes;
+                let adjacent = (0..n).any(|d| self.next_node[node_id as usize * n + d] == id || self.next_node[id as usize * n + d] == node_id);
+                if !adjacent {
+                    return Err(format!("--pcap {node}:{p}: {p:?} is not a neighbour of {node:?}"));
+                }
+                Some(id)
+            }
+        };
+        self.captures.push(Capture { node: node_id, peer: peer_id, pcap: crate::pcap::PcapWriter::new() });
+        Ok(self.captures.len() - 1)
+    }
+
+    /// The bytes of a pcap capture (a complete file).
+    pub fn capture_pcap(&self, i: usize) -> &[u8] {
+        self.captures[i].pcap.bytes()
+    }
+
+    /// Records `p` in the captures at `at` (on its interface towards `other`).
+    fn capture(&mut self, at: u32, other: u32, p: &Packet) {
+        let now = self.now;
+        for c in &mut self.captures {
+            if c.node == at && c.peer.is_none_or(|x| x == other) {
+                c.pcap.record(now, p);
+            }
+        }
+    }
+
     pub fn now(&self) -> Time {
         self.now
     }
@@ -375,7 +425,7 @@ impl Simulation {
             Event::AppRead { flow } => self.on_app_read(flow),
             Event::TcpTimer { flow, end } => self.on_tcp_timer(flow, end),
             Event::WlanDecide { wlan, gen } => self.on_wlan_decide(wlan, gen),
-            Event::NodeArrive { node, pkt } => self.on_node_arrive(node, pkt),
+            Event::NodeArrive { node, from, pkt } => self.on_node_arrive(node, from, pkt),
             Event::RlcTti { rlc } => self.on_rlc_tti(rlc as usize),
             Event::RlcArrive { rlc, tti } => self.on_rlc_arrive(rlc as usize, tti),
             Event::RlcRx { rlc } => self.on_rlc_rx(rlc as usize),
@@ -399,6 +449,9 @@ impl Simulation {
                 self.drop_packet(&p, DropCause::Link);
                 return;
             }
+        }
+        if !self.captures.is_empty() {
+            self.capture(node, self.next_node[key], &p);
         }
         match self.routes[key] {
             Egress::Chan(chan) => self.send_on_channel(chan, p),
@@ -441,9 +494,10 @@ impl Simulation {
         self.wlans[w].dcf.decide(self.now, &mut out);
         for o in out.drain(..) {
             match o {
-                MacOutput::Deliver { pkt, to, at } => {
+                MacOutput::Deliver { pkt, from, to, at } => {
                     let node = self.wlans[w].members[to as usize];
-                    self.events.schedule(at, Event::NodeArrive { node, pkt });
+                    let from = self.wlans[w].members[from as usize];
+                    self.events.schedule(at, Event::NodeArrive { node, from, pkt });
                 }
                 MacOutput::RetryDrop { pkt } => {
                     let p = self.packets.take(pkt);
@@ -538,8 +592,8 @@ impl Simulation {
             match o {
                 RlcOutput::Arrival { id, at } => self.events.schedule(at, Event::RlcArrive { rlc: r as u32, tti: id }),
                 RlcOutput::Deliver { pkt } => {
-                    let node = self.rlcs[r].to;
-                    self.on_node_arrive(node, pkt);
+                    let (node, from) = (self.rlcs[r].to, self.rlcs[r].from);
+                    self.on_node_arrive(node, from, pkt);
                 }
                 RlcOutput::Discarded { pkt } => {
                     let p = self.packets.take(pkt);
@@ -553,8 +607,11 @@ impl Simulation {
         }
     }
 
-    fn on_node_arrive(&mut self, node: u32, id: u32) {
+    fn on_node_arrive(&mut self, node: u32, from: u32, id: u32) {
         let p = self.packets.take(id);
+        if !self.captures.is_empty() {
+            self.capture(node, from, &p);
+        }
         if p.dst == node {
             self.deliver(p);
         } else {
@@ -628,8 +685,11 @@ impl Simulation {
     }
 
     fn on_arrive(&mut self, chan: u32, id: u32) {
-        let node = self.channels[chan as usize].to;
+        let (node, from) = (self.channels[chan as usize].to, self.channels[chan as usize].from);
         let p = self.packets.take(id);
+        if !self.captures.is_empty() {
+            self.capture(node, from, &p);
+        }
         if p.dst == node {
             self.deliver(p);
         } else {

@@ -58,8 +58,8 @@ pub struct Frame {
 /// What the simulator must do after a decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MacOutput {
-    /// The packet reaches station `to` at `at` (end of the data frame).
-    Deliver { pkt: u32, to: u16, at: Time },
+    /// The packet reaches station `to` from station `from` at `at` (end of the data frame).
+    Deliver { pkt: u32, from: u16, to: u16, at: Time },
     /// The packet is dropped after exhausting its retries.
     RetryDrop { pkt: u32 },
 }
@@ -351,7 +351,7 @@ impl Dcf {
             self.stations[to].last_rx[i] = f.uid + 1;
             self.stations[to].stats.delivered += 1;
             self.stations[i].queue.front_mut().expect("head").delivered = true;
-            out.push(MacOutput::Deliver { pkt: f.pkt, to: f.to, at: data_end });
+            out.push(MacOutput::Deliver { pkt: f.pkt, from: i as u16, to: f.to, at: data_end });
         }
         t += phy.sifs + phy.ack_time();
         if !self.errors.control_ok(&mut self.error_rng, to, i) {

@@ -61,7 +61,7 @@ fn a_frame_on_an_idle_medium_goes_without_backoff() {
     assert_eq!(d.next_decision(), Some(t0), "§10.3.4.2: idle ≥ DIFS -> transmit at once");
     let mut out = Vec::new();
     d.decide(t0, &mut out);
-    assert_eq!(out, vec![MacOutput::Deliver { pkt: 1, to: 0, at: t0 + data }]);
+    assert_eq!(out, vec![MacOutput::Deliver { pkt: 1, from: 1, to: 0, at: t0 + data }]);
     // A second frame arriving during the exchange must back off: it cannot start before the
     // exchange end + SIFS + ACK + DIFS.
     d.enqueue(t0 + Duration::from_micros(10), 1, Frame { pkt: 2, uid: 2, ip_bytes: 1000, to: 0, delivered: false });
