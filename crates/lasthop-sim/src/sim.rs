@@ -467,8 +467,7 @@ impl Simulation {
         if self.wlans[w].dcf.enqueue(self.now, from as usize, Frame { pkt: id, ..frame }) {
             self.schedule_wlan(w);
         } else {
-            let p = self.packets.take(id);
-            self.drop_packet(&p, DropCause::Queue);
+            self.discard(id, DropCause::Queue);
         }
     }
 
@@ -500,8 +499,7 @@ impl Simulation {
                     self.events.schedule(at, Event::NodeArrive { node, from, pkt });
                 }
                 MacOutput::RetryDrop { pkt } => {
-                    let p = self.packets.take(pkt);
-                    self.drop_packet(&p, DropCause::RetryLimit);
+                    self.discard(pkt, DropCause::RetryLimit);
                 }
             }
         }
@@ -519,8 +517,7 @@ impl Simulation {
         if self.rlcs[r].rlc.enqueue(id, bytes, class) {
             self.start_tti_clock(r);
         } else {
-            let p = self.packets.take(id);
-            self.drop_packet(&p, DropCause::Queue);
+            self.discard(id, DropCause::Queue);
         }
     }
 
@@ -596,12 +593,10 @@ impl Simulation {
                     self.on_node_arrive(node, from, pkt);
                 }
                 RlcOutput::Discarded { pkt } => {
-                    let p = self.packets.take(pkt);
-                    self.drop_packet(&p, DropCause::RetryLimit);
+                    self.discard(pkt, DropCause::RetryLimit);
                 }
                 RlcOutput::OutOfOrder { pkt } => {
-                    let p = self.packets.take(pkt);
-                    self.drop_packet(&p, DropCause::OutOfOrder);
+                    self.discard(pkt, DropCause::OutOfOrder);
                 }
             }
         }
@@ -633,9 +628,14 @@ impl Simulation {
         } else {
             c.queue_drops += 1;
             c.record(self.now);
-            let p = self.packets.take(id);
-            self.drop_packet(&p, DropCause::Queue);
+            self.discard(id, DropCause::Queue);
         }
+    }
+
+    /// Takes packet `id` out of the network as lost for `cause`.
+    fn discard(&mut self, id: u32, cause: DropCause) {
+        let p = self.packets.take(id);
+        self.drop_packet(&p, cause);
     }
 
     fn drop_packet(&mut self, p: &Packet, cause: DropCause) {
@@ -677,8 +677,7 @@ impl Simulation {
             self.events.schedule(now + t, Event::TxEnd { chan });
         }
         if lost {
-            let p = self.packets.take(id);
-            self.drop_packet(&p, DropCause::Link);
+            self.discard(id, DropCause::Link);
         } else {
             self.events.schedule(now + delay, Event::Arrive { chan, pkt: id });
         }

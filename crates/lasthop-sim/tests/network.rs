@@ -1,6 +1,8 @@
 //! Scenario-level tests of the wired simulator: capacity, loss response against the TCP models,
 //! conservation of packets, window scaling, slow receivers and determinism.
 
+mod common;
+
 use lasthop_sim::{run_scenario, Column, RunOutput, Scenario};
 use serde_json::Value;
 
@@ -170,22 +172,7 @@ fn every_packet_is_received_dropped_or_still_in_flight() {
         "{BULK}\n[[flows]]\nname = \"cbr\"\nsrc = \"sender\"\ndst = \"receiver\"\napp = {{ type = \"cbr\", size = \"1000B\", interval = \"4ms\" }}\n"
     );
     let out = run(&dumbbell("20.0005s", bottleneck, &flows), &[]);
-    let mut in_flight_total = 0;
-    let (mut queue_drops, mut link_losses) = (0, 0);
-    for fl in out.summary["flows"].as_array().unwrap() {
-        for dir in [fl.clone(), fl["reverse"].clone()] {
-            let c = &dir["lost_by_cause"];
-            let sent = u(&dir["sent_packets"]);
-            let accounted = u(&dir["received_packets"]) + u(&c["queue_drop"]) + u(&c["link_loss"]) + u(&c["in_flight_at_end"]);
-            assert_eq!(sent, accounted, "flow {}: sent = received + dropped + in flight", fl["name"]);
-            in_flight_total += u(&c["in_flight_at_end"]);
-            queue_drops += u(&c["queue_drop"]);
-            link_losses += u(&c["link_loss"]);
-        }
-    }
-    // The meters' "in flight" is a difference of counters; the arena census counts the packets
-    // that physically remain in queues, serializers and propagation. They must agree.
-    assert_eq!(in_flight_total, u(&out.summary["packets_in_network_at_end"]));
+    let [queue_drops, link_losses, _, _, in_flight_total] = common::assert_conservation(&out);
     assert!(in_flight_total > 0 && queue_drops > 0 && link_losses > 0, "the test must exercise every cause");
     let links = out.summary["links"].as_array().unwrap();
     assert_eq!(queue_drops, links.iter().map(|l| u(&l["queue_drops"])).sum::<u64>(), "per-flow and per-link drops agree");

@@ -1,6 +1,8 @@
 //! WLAN scenarios: hand-counted delays through an ad hoc cell and an infrastructure BSS, and
 //! packet conservation through MAC queues, retries and retry-limit drops.
 
+mod common;
+
 use lasthop_sim::{run_scenario, RunOutput, Scenario};
 use serde_json::Value;
 
@@ -95,19 +97,7 @@ dst = "s2"
 app = { type = "cbr", size = "1400B", interval = "400us" }
 "#;
     let out = run(toml);
-    let (mut in_flight, mut retry, mut queue) = (0, 0, 0);
-    for fl in out.summary["flows"].as_array().unwrap() {
-        for dir in [fl.clone(), fl["reverse"].clone()] {
-            let c = &dir["lost_by_cause"];
-            let accounted = u(&dir["received_packets"])
-                + ["queue_drop", "link_loss", "retry_limit", "out_of_order", "in_flight_at_end"].iter().map(|k| u(&c[*k])).sum::<u64>();
-            assert_eq!(u(&dir["sent_packets"]), accounted, "{}", fl["name"]);
-            in_flight += u(&c["in_flight_at_end"]);
-            retry += u(&c["retry_limit"]);
-            queue += u(&c["queue_drop"]);
-        }
-    }
-    assert_eq!(in_flight, u(&out.summary["packets_in_network_at_end"]));
+    let [queue, _, retry, _, in_flight] = common::assert_conservation(&out);
     let members = out.summary["wlans"][0]["members"].as_array().unwrap();
     assert_eq!(retry, members.iter().map(|m| u(&m["retry_drops"])).sum::<u64>(), "per-flow and per-station retry drops agree");
     assert_eq!(queue, members.iter().map(|m| u(&m["queue_drops"])).sum::<u64>());
