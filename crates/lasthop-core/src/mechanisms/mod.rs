@@ -2,4 +2,5 @@
 //! what to do with it; none reads a clock or a socket, so the simulator and (later) the
 //! emulator run the same code.
 
+pub mod aqm;
 pub mod error_generator;
