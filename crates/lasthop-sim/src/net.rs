@@ -1,13 +1,14 @@
 //! Wired network pieces: the packet arena and one direction of a point-to-point link (a
-//! [`Channel`]: DropTail queue, serializer at the link rate, propagation delay, Bernoulli loss).
+//! [`Channel`]: a queue discipline (DropTail, CoDel, FQ-CoDel), serializer at the link rate,
+//! propagation delay, Bernoulli loss).
 //! Queue limits count packets waiting, not the one being serialized (as in ns-3's
 //! PointToPointNetDevice and Linux qdiscs).
 
+use lasthop_core::mechanisms::aqm::{Qdisc, Queued};
 use lasthop_core::packet::Packet;
 use lasthop_core::rng::{bernoulli, SimRng};
 use lasthop_core::units::{BitRate, QueueLimit};
 use lasthop_core::{Duration, Time};
-use std::collections::VecDeque;
 
 /// Packets live here while in the network and move by id; freed ids are reused, so the arena
 /// never grows beyond the largest number of packets in flight at once.
@@ -63,41 +64,40 @@ pub struct Channel {
     pub limit: QueueLimit,
     pub loss: f64,
     pub rng: SimRng,
-    pub queue: VecDeque<u32>,
-    pub queued_bytes: u64,
+    /// Packets waiting (DropTail, CoDel or FQ-CoDel).
+    pub qdisc: Qdisc<u32>,
     /// The packet being serialized.
     pub in_service: Option<u32>,
     pub max_queued_packets: u64,
     pub max_queued_bytes: u64,
     pub tx_packets: u64,
     pub queue_drops: u64,
+    pub aqm_drops: u64,
     pub link_losses: u64,
     pub busy_ns: u64,
     pub trace: Option<QueueTrace>,
 }
 
 impl Channel {
-    /// Would a packet of `bytes` fit behind what is queued?
-    pub fn admits(&self, bytes: u32) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => (self.queue.len() as u64) < n,
-            QueueLimit::Bytes(b) => self.queued_bytes + bytes as u64 <= b,
+    /// Queues packet `id`; returns a packet dropped to make room (the newcomer on a tail drop).
+    pub fn push(&mut self, now: Time, id: u32, bytes: u32, flow: u32) -> Option<u32> {
+        let dropped = self.qdisc.enqueue(Queued { item: id, bytes, flow, enqueued: now });
+        if dropped.is_some() {
+            self.queue_drops += 1;
         }
+        self.max_queued_packets = self.max_queued_packets.max(self.qdisc.len() as u64);
+        self.max_queued_bytes = self.max_queued_bytes.max(self.qdisc.bytes());
+        self.record(now);
+        dropped.map(|d| d.item)
     }
 
-    pub fn push(&mut self, now: Time, id: u32, bytes: u32) {
-        self.queue.push_back(id);
-        self.queued_bytes += bytes as u64;
-        self.max_queued_packets = self.max_queued_packets.max(self.queue.len() as u64);
-        self.max_queued_bytes = self.max_queued_bytes.max(self.queued_bytes);
+    /// The next packet to serialize; AQM drops are appended to `dropped`.
+    pub fn pop(&mut self, now: Time, dropped: &mut Vec<Queued<u32>>) -> Option<u32> {
+        let before = dropped.len();
+        let next = self.qdisc.dequeue(now, dropped);
+        self.aqm_drops += (dropped.len() - before) as u64;
         self.record(now);
-    }
-
-    pub fn pop(&mut self, now: Time, bytes_of: impl Fn(u32) -> u32) -> Option<u32> {
-        let id = self.queue.pop_front()?;
-        self.queued_bytes -= bytes_of(id) as u64;
-        self.record(now);
-        Some(id)
+        next.map(|q| q.item)
     }
 
     /// Draws this channel's loss process for one packet.
@@ -108,8 +108,15 @@ impl Channel {
     pub fn record(&mut self, now: Time) {
         if let Some(t) = self.trace.as_mut() {
             t.time_ns.push(now.0);
-            t.packets.push(self.queue.len() as u64);
-            t.bytes.push(self.queued_bytes);
+            t.packets.push(self.qdisc.len() as u64);
+            t.bytes.push(self.qdisc.bytes());
         }
     }
+}
+
+/// A flow key for fair queueing: the packet's addresses, ports and protocol.
+pub fn flow_key(p: &Packet) -> u32 {
+    let mut h = lasthop_core::rng::fnv1a64(&[p.src.to_le_bytes(), p.dst.to_le_bytes()].concat());
+    h ^= ((p.sport as u64) << 16 | p.dport as u64) << 1 | (p.proto == lasthop_core::packet::Protocol::Tcp) as u64;
+    (h ^ (h >> 32)) as u32
 }

@@ -126,9 +126,12 @@ pub struct Link {
     /// One-way propagation delay, e.g. "24ms".
     #[serde(default)]
     pub delay: Option<Duration>,
-    /// DropTail limit of each direction's queue: "100p" (packets) or "64KiB" (bytes).
+    /// Limit of each direction's queue: "100p" (packets) or "64KiB" (bytes).
     #[serde(default)]
     pub queue: Option<QueueLimit>,
+    /// Queue discipline: "droptail" (default), "codel" (RFC 8289) or "fq_codel" (RFC 8290).
+    #[serde(default)]
+    pub aqm: Aqm,
     /// Largest IP packet the link carries.
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,
@@ -141,6 +144,16 @@ pub struct Link {
     /// Loss probability b -> a, overriding `loss`.
     #[serde(default)]
     pub loss_b_to_a: Option<f64>,
+}
+
+/// A queue discipline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Aqm {
+    #[default]
+    Droptail,
+    Codel,
+    FqCodel,
 }
 
 /// Access networks of the D-ITG study (paper 002), as link parameters. They are typical values

@@ -9,7 +9,9 @@
 
 use crate::apps::{Source, Transfer};
 use crate::engine::{End, Event, EventQueue};
-use crate::net::{Channel, PacketArena, QueueTrace};
+use crate::net::{flow_key, Channel, PacketArena, QueueTrace};
+use crate::scenario::Aqm;
+use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, Queued, FQ_CODEL_LIMIT};
 use crate::results::{Column, RunOutput, Table};
 use crate::scenario::{App, Edge, Scenario, Topology, Transport};
 use crate::cellular::build::build_rlc;
@@ -127,6 +129,7 @@ pub struct Simulation {
     mac_out: Vec<MacOutput>,
     rlcs: Vec<RlcState>,
     rlc_out: Vec<RlcOutput>,
+    aqm_scratch: Vec<Queued<u32>>,
     captures: Vec<Capture>,
     /// next_node[node * n + dst]: the neighbour a packet for dst goes to.
     next_node: Vec<u32>,
@@ -165,13 +168,13 @@ impl Simulation {
                     delay: l.delay(),
                     limit: l.queue(),
                     loss,
-                    queue: Default::default(),
-                    queued_bytes: 0,
+                    qdisc: build_qdisc(l.aqm, l.queue(), l.mtu.0 as u32),
                     in_service: None,
                     max_queued_packets: 0,
                     max_queued_bytes: 0,
                     tx_packets: 0,
                     queue_drops: 0,
+                    aqm_drops: 0,
                     link_losses: 0,
                     busy_ns: 0,
                     trace: traced.then(QueueTrace::default),
@@ -251,6 +254,7 @@ impl Simulation {
             mac_out: Vec::new(),
             rlcs,
             rlc_out: Vec::new(),
+            aqm_scratch: Vec::new(),
             next_node,
             captures: Vec::new(),
             gens,
@@ -623,12 +627,11 @@ impl Simulation {
             let t = c.rate.tx_time(bytes as u64);
             c.busy_ns += t.0;
             self.events.schedule(self.now + t, Event::TxEnd { chan });
-        } else if c.admits(bytes) {
-            c.push(self.now, id, bytes);
         } else {
-            c.queue_drops += 1;
-            c.record(self.now);
-            self.discard(id, DropCause::Queue);
+            let key = flow_key(self.packets.get(id));
+            if let Some(victim) = self.channels[chan as usize].push(self.now, id, bytes, key) {
+                self.discard(victim, DropCause::Queue);
+            }
         }
     }
 
@@ -668,14 +671,18 @@ impl Simulation {
         if lost {
             c.link_losses += 1;
         }
-        // Start serializing the next packet.
-        let packets = &self.packets;
-        if let Some(next) = c.pop(now, |i| packets.get(i).wire_len()) {
+        // Start serializing the next packet (an AQM may drop some on the way).
+        let mut aqm = std::mem::take(&mut self.aqm_scratch);
+        if let Some(next) = c.pop(now, &mut aqm) {
             c.in_service = Some(next);
-            let t = c.rate.tx_time(packets.get(next).wire_len() as u64);
+            let t = c.rate.tx_time(self.packets.get(next).wire_len() as u64);
             c.busy_ns += t.0;
             self.events.schedule(now + t, Event::TxEnd { chan });
         }
+        for d in aqm.drain(..) {
+            self.discard(d.item, DropCause::Queue);
+        }
+        self.aqm_scratch = aqm;
         if lost {
             self.discard(id, DropCause::Link);
         } else {
@@ -1069,7 +1076,8 @@ impl Simulation {
             links.push(json!({
                 "name": c.name,
                 "tx_packets": c.tx_packets,
-                "queue_drops": c.queue_drops,
+                "queue_drops": c.queue_drops + c.aqm_drops,
+                "aqm_drops": c.aqm_drops,
                 "link_losses": c.link_losses,
                 "max_queue_packets": c.max_queued_packets,
                 "max_queue_bytes": c.max_queued_bytes,
@@ -1216,6 +1224,22 @@ fn tcp_trace_table(name: &str, trace: &[TraceSample]) -> Table {
     t.push("rto_ms", Column::F64(trace.iter().map(|s| s.rto.as_millis_f64()).collect()));
     t.push("rtt_sample_ms", Column::OptF64(trace.iter().map(|s| ms(s.rtt_sample)).collect()));
     t
+}
+
+/// The queue discipline of a link direction or a WLAN member.
+pub fn build_qdisc<T: Copy + Default>(aqm: Aqm, limit: lasthop_core::QueueLimit, mtu: u32) -> Qdisc<T> {
+    let params = CoDelParams { mtu, ..CoDelParams::default() };
+    match aqm {
+        Aqm::Droptail => Qdisc::drop_tail(limit),
+        Aqm::Codel => Qdisc::codel(limit, params),
+        Aqm::FqCodel => Qdisc::fq_codel(
+            match limit {
+                lasthop_core::QueueLimit::Packets(n) => n,
+                lasthop_core::QueueLimit::Bytes(_) => FQ_CODEL_LIMIT,
+            },
+            params,
+        ),
+    }
 }
 
 /// Loads, builds and runs a scenario to its end.

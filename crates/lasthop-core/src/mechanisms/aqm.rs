@@ -26,9 +26,9 @@ pub struct Queued<T> {
     pub enqueued: Time,
 }
 
-/// CoDel's per-queue control state.
+/// CoDel's per-queue control state (RFC 8289 §5).
 #[derive(Clone, Debug, Default)]
-struct CoDelState {
+pub struct CoDelState {
     first_above_time: Option<Time>,
     drop_next: Time,
     count: u32,
