@@ -274,6 +274,12 @@ pub struct Wlan {
     /// Queue size of the AP alone, overriding `queue`.
     #[serde(default)]
     pub ap_queue: Option<QueueLimit>,
+    /// Queue discipline of every member: "droptail" (default), "codel", "fq_codel".
+    #[serde(default)]
+    pub aqm: Aqm,
+    /// Queue discipline of the AP alone (its downlink queue, where AQM matters), overriding `aqm`.
+    #[serde(default)]
+    pub ap_aqm: Option<Aqm>,
     #[serde(default = "default_retry_short")]
     pub retry_short: u32,
     #[serde(default = "default_retry_long")]

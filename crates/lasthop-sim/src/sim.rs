@@ -466,13 +466,12 @@ impl Simulation {
     }
 
     fn send_on_wlan(&mut self, w: usize, from: u16, to: u16, p: Packet) {
-        let frame = Frame { pkt: 0, uid: p.uid, ip_bytes: p.wire_len(), to, delivered: false };
+        let frame = Frame { pkt: 0, uid: p.uid, ip_bytes: p.wire_len(), to, delivered: false, flow: flow_key(&p) };
         let id = self.packets.insert(p);
-        if self.wlans[w].dcf.enqueue(self.now, from as usize, Frame { pkt: id, ..frame }) {
-            self.schedule_wlan(w);
-        } else {
-            self.discard(id, DropCause::Queue);
+        if let Some(victim) = self.wlans[w].dcf.enqueue(self.now, from as usize, Frame { pkt: id, ..frame }) {
+            self.discard(victim.pkt, DropCause::Queue);
         }
+        self.schedule_wlan(w);
     }
 
     /// Schedules the WLAN's next decision if it is earlier than the pending one.
@@ -504,6 +503,9 @@ impl Simulation {
                 }
                 MacOutput::RetryDrop { pkt } => {
                     self.discard(pkt, DropCause::RetryLimit);
+                }
+                MacOutput::QueueDrop { pkt } => {
+                    self.discard(pkt, DropCause::Queue);
                 }
             }
         }

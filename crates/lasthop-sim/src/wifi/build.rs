@@ -79,8 +79,12 @@ pub fn build_dcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Dcf {
             d.set_data_rate(i, rate_x10(r.0));
         }
     }
-    if let (Some(q), true) = (w.ap_queue, w.ap.is_some()) {
-        d.set_queue_limit(0, q);
+    let mtu = w.mtu.0 as u32;
+    for i in 0..members.len() {
+        let ap = i == 0 && w.ap.is_some();
+        let limit = if ap { w.ap_queue.unwrap_or(w.queue) } else { w.queue };
+        let aqm = if ap { w.ap_aqm.unwrap_or(w.aqm) } else { w.aqm };
+        d.set_qdisc(i, crate::sim::build_qdisc(aqm, limit, mtu));
     }
     if trace_queues {
         for i in 0..members.len() {

@@ -24,10 +24,10 @@
 use super::errors::ErrorModel;
 use super::phy::{Phy, LLC_SNAP_BYTES};
 use lasthop_core::rng::SimRng;
+use lasthop_core::mechanisms::aqm::{Qdisc, Queued};
 use lasthop_core::units::QueueLimit;
 use lasthop_core::{Duration, Time};
 use rand_core::RngCore;
-use std::collections::VecDeque;
 
 /// MAC parameters of one WLAN.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,7 +45,7 @@ pub struct DcfConfig {
 }
 
 /// A frame waiting at a station: the network packet and its next-hop station.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Frame {
     pub pkt: u32,
     pub uid: u64,
@@ -53,6 +53,8 @@ pub struct Frame {
     pub to: u16,
     /// Set once the receiver has the packet (its ACK may still be lost and the frame retried).
     pub delivered: bool,
+    /// Flow key for fair queueing.
+    pub flow: u32,
 }
 
 /// What the simulator must do after a decision.
@@ -62,6 +64,9 @@ pub enum MacOutput {
     Deliver { pkt: u32, from: u16, to: u16, at: Time },
     /// The packet is dropped after exhausting its retries.
     RetryDrop { pkt: u32 },
+    /// The packet was dropped by the station's queue discipline (CoDel at dequeue, FQ-CoDel's
+    /// overflow of another flow).
+    QueueDrop { pkt: u32 },
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,11 +88,12 @@ pub struct StationStats {
 
 #[derive(Debug)]
 struct Station {
-    queue: VecDeque<Frame>,
-    limit: QueueLimit,
+    /// The frame in service (contending or being retried); it does not count against the limit.
+    head: Option<Frame>,
+    /// Frames waiting behind it.
+    waiting: Qdisc<Frame>,
     /// Data rate of this station's frames (Mb/s × 10); the BSS default unless set.
     rate_x10: u32,
-    queued_bytes: u64,
     /// Backoff slots left, valid at the current idle start R.
     backoff: u32,
     counting: bool,
@@ -128,10 +134,9 @@ impl Dcf {
         let cw = cfg.phy.cw_min;
         let stations = (0..n_stations)
             .map(|_| Station {
-                queue: VecDeque::new(),
-                limit: cfg.queue_limit,
+                head: None,
+                waiting: Qdisc::drop_tail(cfg.queue_limit),
                 rate_x10: cfg.phy.data_rate_x10,
-                queued_bytes: 0,
                 backoff: 0,
                 counting: false,
                 cw,
@@ -155,9 +160,10 @@ impl Dcf {
         }
     }
 
-    /// A queue size for one station (the AP's downlink queue, say) instead of the common one.
-    pub fn set_queue_limit(&mut self, i: usize, limit: QueueLimit) {
-        self.stations[i].limit = limit;
+    /// The queue discipline of one station (empty): a size or an AQM for the AP, say.
+    pub fn set_qdisc(&mut self, i: usize, q: Qdisc<Frame>) {
+        assert!(self.stations[i].waiting.is_empty(), "set the queue discipline before traffic");
+        self.stations[i].waiting = q;
     }
 
     /// A fixed data rate for one station's frames (no rate adaptation), Mb/s × 10.
@@ -171,8 +177,10 @@ impl Dcf {
     pub fn n_stations(&self) -> usize {
         self.stations.len()
     }
+    /// Frames at station `i`, the one in service included.
     pub fn queue_len(&self, i: usize) -> usize {
-        self.stations[i].queue.len()
+        let s = &self.stations[i];
+        s.head.is_some() as usize + s.waiting.len()
     }
     pub fn enable_queue_trace(&mut self, i: usize) {
         self.stations[i].trace = Some((Vec::new(), Vec::new()));
@@ -182,7 +190,11 @@ impl Dcf {
     }
     /// Frames still queued at every station (for the conservation census).
     pub fn queued_packets(&self) -> impl Iterator<Item = u32> + '_ {
-        self.stations.iter().flat_map(|s| s.queue.iter().filter(|f| !f.delivered).map(|f| f.pkt))
+        self.stations
+            .iter()
+            .flat_map(|s| s.head.iter().copied().chain(s.waiting.items().map(|q| q.item)))
+            .filter(|f| !f.delivered)
+            .map(|f| f.pkt)
     }
 
     fn msdu_bytes(&self, f: &Frame) -> u64 {
@@ -190,10 +202,11 @@ impl Dcf {
     }
 
     fn record_queue(&mut self, i: usize, now: Time) {
+        let len = self.queue_len(i) as u64;
         let s = &mut self.stations[i];
         if let Some((t, n)) = s.trace.as_mut() {
             t.push(now.0);
-            n.push(s.queue.len() as u64);
+            n.push(len);
         }
     }
 
@@ -207,40 +220,45 @@ impl Dcf {
         s.counting = true;
     }
 
-    /// Queues a frame at station `i`. Returns false (the caller drops the packet) if the MAC
-    /// queue is full. The head of the queue is the frame in service and does not count.
-    pub fn enqueue(&mut self, now: Time, i: usize, f: Frame) -> bool {
-        let limit_ok = {
-            let s = &self.stations[i];
-            let waiting = s.queue.len().saturating_sub(1) as u64;
-            let waiting_bytes = s.queued_bytes.saturating_sub(s.queue.front().map_or(0, |h| h.ip_bytes as u64));
-            match s.limit {
-                QueueLimit::Packets(n) => s.queue.is_empty() || waiting < n,
-                QueueLimit::Bytes(b) => s.queue.is_empty() || waiting_bytes + f.ip_bytes as u64 <= b,
-            }
-        };
-        if !limit_ok {
-            self.stations[i].stats.queue_drops += 1;
-            return false;
-        }
-        let was_empty = self.stations[i].queue.is_empty();
-        {
-            let s = &mut self.stations[i];
-            s.queue.push_back(f);
-            s.queued_bytes += f.ip_bytes as u64;
-            s.stats.enqueued += 1;
-            s.stats.max_queue = s.stats.max_queue.max(s.queue.len() as u64);
-        }
-        if was_empty {
-            self.stations[i].ready_at = now;
+    /// Queues a frame at station `i`. Returns the frame dropped to make room, if any (the new
+    /// one on a tail drop; another flow's under FQ-CoDel); the caller drops its packet.
+    pub fn enqueue(&mut self, now: Time, i: usize, f: Frame) -> Option<Frame> {
+        let s = &mut self.stations[i];
+        s.stats.enqueued += 1;
+        if s.head.is_none() {
+            s.head = Some(f);
+            s.ready_at = now;
+            s.stats.max_queue = s.stats.max_queue.max(1);
             // §10.3.4.2: a frame that finds the medium busy (or not yet idle for DIFS) waits a
             // backoff; one that finds it idle for DIFS may go at once.
-            if !self.stations[i].counting && now < self.idle_from {
+            if !s.counting && now < self.idle_from {
                 self.draw_backoff(i);
             }
+            self.record_queue(i, now);
+            return None;
+        }
+        let dropped = s.waiting.enqueue(Queued { item: f, bytes: f.ip_bytes, flow: f.flow, enqueued: now }).map(|q| q.item);
+        if dropped.is_some() {
+            s.stats.queue_drops += 1;
+        }
+        let len = 1 + s.waiting.len() as u64;
+        s.stats.max_queue = s.stats.max_queue.max(len);
+        self.record_queue(i, now);
+        dropped
+    }
+
+    /// The head frame is done: the queue discipline hands over the next one (its AQM drops
+    /// are reported).
+    fn next_head(&mut self, i: usize, now: Time, out: &mut Vec<MacOutput>) {
+        let mut dropped = Vec::new();
+        let s = &mut self.stations[i];
+        s.head = s.waiting.dequeue(now, &mut dropped).map(|q| q.item);
+        s.ready_at = now;
+        for d in dropped {
+            s.stats.queue_drops += 1;
+            out.push(MacOutput::QueueDrop { pkt: d.item.pkt });
         }
         self.record_queue(i, now);
-        true
     }
 
     /// When the next transmission starts, if any station has a frame.
@@ -248,7 +266,7 @@ impl Dcf {
         let slot = self.cfg.phy.slot;
         self.stations
             .iter()
-            .filter(|s| !s.queue.is_empty())
+            .filter(|s| s.head.is_some())
             .map(|s| (self.idle_from + slot * s.backoff as u64).max(s.ready_at))
             .min()
     }
@@ -263,7 +281,7 @@ impl Dcf {
         let mut extra_senders = Vec::new();
         for i in 0..self.stations.len() {
             let s = &mut self.stations[i];
-            let fires = !s.queue.is_empty() && (self.idle_from + slot * s.backoff as u64).max(s.ready_at) == now;
+            let fires = s.head.is_some() && (self.idle_from + slot * s.backoff as u64).max(s.ready_at) == now;
             if fires {
                 if n_senders < senders.len() {
                     senders[n_senders] = i;
@@ -278,7 +296,7 @@ impl Dcf {
                 // counter decrements at the first backoff-slot boundary after DIFS/EIFS, which
                 // is Bianchi's "every virtual slot, idle or busy" and EDCA's AIFS boundary.
                 s.backoff = s.backoff.saturating_sub(elapsed_slots as u32 + 1);
-                if s.backoff == 0 && s.queue.is_empty() {
+                if s.backoff == 0 && s.head.is_none() {
                     s.counting = false; // post-backoff finished
                 }
             }
@@ -304,7 +322,7 @@ impl Dcf {
         let phy = self.cfg.phy.clone();
         let mut longest = Duration::ZERO;
         for &i in senders {
-            let f = *self.stations[i].queue.front().expect("senders have frames");
+            let f = self.stations[i].head.expect("senders have frames");
             let d = if self.uses_rts(&f) { phy.rts_time() } else { phy.data_time_at(self.msdu_bytes(&f), self.stations[i].rate_x10) };
             longest = longest.max(d);
             self.stations[i].stats.collisions += 1;
@@ -318,7 +336,7 @@ impl Dcf {
     /// One sender: (RTS, CTS,) DATA, ACK with frame errors drawn per frame.
     fn single(&mut self, now: Time, i: usize, out: &mut Vec<MacOutput>) -> (Time, Duration) {
         let phy = self.cfg.phy.clone();
-        let f = *self.stations[i].queue.front().expect("sender has a frame");
+        let f = self.stations[i].head.expect("sender has a frame");
         let to = f.to as usize;
         let mut t = now;
         let rts = self.uses_rts(&f);
@@ -350,7 +368,7 @@ impl Dcf {
         } else {
             self.stations[to].last_rx[i] = f.uid + 1;
             self.stations[to].stats.delivered += 1;
-            self.stations[i].queue.front_mut().expect("head").delivered = true;
+            self.stations[i].head.as_mut().expect("head").delivered = true;
             out.push(MacOutput::Deliver { pkt: f.pkt, from: i as u16, to: f.to, at: data_end });
         }
         t += phy.sifs + phy.ack_time();
@@ -362,12 +380,9 @@ impl Dcf {
         self.stats.successes += 1;
         let s = &mut self.stations[i];
         s.stats.attempts += 1;
-        s.queue.pop_front();
-        s.queued_bytes -= f.ip_bytes as u64;
         s.cw = phy.cw_min;
         s.attempts = 0;
-        s.ready_at = t;
-        self.record_queue(i, t);
+        self.next_head(i, t, out);
         // Post-backoff after every transmission (§10.3.4.3), with or without a next frame.
         self.draw_backoff(i);
         (t, phy.difs())
@@ -375,7 +390,7 @@ impl Dcf {
 
     /// Doubles CW or, after the retry limit, drops the head frame.
     fn failed_attempt(&mut self, now: Time, i: usize, out: &mut Vec<MacOutput>) {
-        let f = *self.stations[i].queue.front().expect("frame in service");
+        let f = self.stations[i].head.expect("frame in service");
         let limit = if self.uses_rts(&f) { self.cfg.retry_long } else { self.cfg.retry_short };
         let phy_min = self.cfg.phy.cw_min;
         let phy_max = self.cfg.phy.cw_max;
@@ -383,8 +398,6 @@ impl Dcf {
         s.stats.attempts += 1;
         s.attempts += 1;
         if s.attempts >= limit {
-            s.queue.pop_front();
-            s.queued_bytes -= f.ip_bytes as u64;
             if f.delivered {
                 s.stats.retry_exhausted_after_delivery += 1;
             } else {
@@ -392,12 +405,11 @@ impl Dcf {
             }
             s.cw = phy_min;
             s.attempts = 0;
-            s.ready_at = now;
             // A frame whose data arrived but whose ACKs were lost is not a lost packet.
             if !f.delivered {
                 out.push(MacOutput::RetryDrop { pkt: f.pkt });
             }
-            self.record_queue(i, now);
+            self.next_head(i, now, out);
         } else {
             s.stats.retries += 1;
             s.cw = (2 * s.cw + 1).min(phy_max);

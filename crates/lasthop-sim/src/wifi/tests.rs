@@ -25,7 +25,7 @@ fn saturate(d: &mut Dcf, frames: usize, bytes: u32) -> (Time, Vec<MacOutput>) {
         for i in 1..d.n_stations() {
             while d.queue_len(i) < 3 {
                 *uid += 1;
-                d.enqueue(now, i, Frame { pkt: *uid as u32, uid: *uid, ip_bytes: bytes, to: 0, delivered: false });
+                d.enqueue(now, i, Frame { pkt: *uid as u32, uid: *uid, ip_bytes: bytes, to: 0, delivered: false, flow: 0 });
             }
         }
     };
@@ -57,14 +57,14 @@ fn a_frame_on_an_idle_medium_goes_without_backoff() {
     let data = phy.data_time(1000);
     let mut d = dcf(cfg(phy), 2, ErrorModel::Ideal);
     let t0 = Time(1_000_000); // medium idle for far longer than DIFS
-    d.enqueue(t0, 1, Frame { pkt: 1, uid: 1, ip_bytes: 1000, to: 0, delivered: false });
+    d.enqueue(t0, 1, Frame { pkt: 1, uid: 1, ip_bytes: 1000, to: 0, delivered: false, flow: 0 });
     assert_eq!(d.next_decision(), Some(t0), "§10.3.4.2: idle ≥ DIFS -> transmit at once");
     let mut out = Vec::new();
     d.decide(t0, &mut out);
     assert_eq!(out, vec![MacOutput::Deliver { pkt: 1, from: 1, to: 0, at: t0 + data }]);
     // A second frame arriving during the exchange must back off: it cannot start before the
     // exchange end + SIFS + ACK + DIFS.
-    d.enqueue(t0 + Duration::from_micros(10), 1, Frame { pkt: 2, uid: 2, ip_bytes: 1000, to: 0, delivered: false });
+    d.enqueue(t0 + Duration::from_micros(10), 1, Frame { pkt: 2, uid: 2, ip_bytes: 1000, to: 0, delivered: false, flow: 0 });
     let earliest = t0 + data + d.cfg.phy.sifs + d.cfg.phy.ack_time() + d.cfg.phy.difs();
     assert!(d.next_decision().unwrap() >= earliest);
 }
@@ -74,7 +74,7 @@ fn retry_limit_drops_after_seven_attempts() {
     let errors = ErrorModel::Fixed { fer: vec![0.0, 1.0], ack_fer: 0.0 };
     let mut d = dcf(cfg(Phy::b(110, 10, false)), 2, errors);
     let mut out = Vec::new();
-    d.enqueue(Time::ZERO, 1, Frame { pkt: 9, uid: 9, ip_bytes: 500, to: 0, delivered: false });
+    d.enqueue(Time::ZERO, 1, Frame { pkt: 9, uid: 9, ip_bytes: 500, to: 0, delivered: false, flow: 0 });
     for _ in 0..7 {
         let t = d.next_decision().unwrap();
         d.decide(t, &mut out);
@@ -89,7 +89,7 @@ fn lost_acks_cause_retries_but_one_delivery() {
     let errors = ErrorModel::Fixed { fer: vec![0.0, 0.0], ack_fer: 1.0 };
     let mut d = dcf(cfg(Phy::b(110, 10, false)), 2, errors);
     let mut out = Vec::new();
-    d.enqueue(Time::ZERO, 1, Frame { pkt: 4, uid: 4, ip_bytes: 500, to: 0, delivered: false });
+    d.enqueue(Time::ZERO, 1, Frame { pkt: 4, uid: 4, ip_bytes: 500, to: 0, delivered: false, flow: 0 });
     while let Some(t) = d.next_decision() {
         d.decide(t, &mut out);
     }
