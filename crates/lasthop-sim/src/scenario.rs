@@ -280,6 +280,9 @@ pub struct Wlan {
     /// Queue discipline of the AP alone (its downlink queue, where AQM matters), overriding `aqm`.
     #[serde(default)]
     pub ap_aqm: Option<Aqm>,
+    /// SAP-LAW at the AP (paper 001): lower TCP's advertised windows to leave room for UDP.
+    #[serde(default)]
+    pub sap_law: Option<SapLawParams>,
     #[serde(default = "default_retry_short")]
     pub retry_short: u32,
     #[serde(default = "default_retry_long")]
@@ -320,6 +323,27 @@ fn default_tx_power() -> f64 {
 }
 fn default_frequency() -> f64 {
     2.4e9
+}
+
+fn default_sap_period() -> Duration {
+    Duration::from_millis(200)
+}
+fn default_sap_gain() -> f64 {
+    0.25
+}
+
+/// SAP-LAW parameters (Palazzi et al.): maxTCPrate = (capacity − UDP rate) / #TCP flows.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SapLawParams {
+    /// C, e.g. "18Mbps" (the paper's choice for ~20 Mb/s of 802.11g capacity).
+    pub capacity: BitRate,
+    /// How often maxTCPrate is recomputed (default "200ms", the paper's).
+    #[serde(default = "default_sap_period")]
+    pub period: Duration,
+    /// Gain of the low-pass filter on the UDP rate (0 < g ≤ 1, default 0.25).
+    #[serde(default = "default_sap_gain")]
+    pub gain: f64,
 }
 
 /// Frame errors of a WLAN.
@@ -999,6 +1023,14 @@ impl Scenario {
         for q in [Some(w.queue), w.ap_queue].into_iter().flatten() {
             if let QueueLimit::Packets(0) | QueueLimit::Bytes(0) = q {
                 p.push(format!("{wid}: queues must hold at least one packet"));
+            }
+        }
+        if let Some(sl) = &w.sap_law {
+            if w.ap.is_none() {
+                p.push(format!("{wid}.sap_law needs an access point (ap = ...)"));
+            }
+            if !(sl.gain > 0.0 && sl.gain <= 1.0) || sl.period.0 == 0 {
+                p.push(format!("{wid}.sap_law: gain must lie in (0, 1] and period be positive"));
             }
         }
         if w.mtu.0 < MIN_MTU || w.mtu.0 > 2304 {

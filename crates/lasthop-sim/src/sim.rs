@@ -20,6 +20,7 @@ use crate::wifi::build::build_dcf;
 use crate::wifi::dcf::{Dcf, Frame, MacOutput};
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
 use lasthop_core::mechanisms::error_generator::{PacketErrorGenerator, Verdict};
+use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;
@@ -130,6 +131,9 @@ pub struct Simulation {
     rlcs: Vec<RlcState>,
     rlc_out: Vec<RlcOutput>,
     aqm_scratch: Vec<Queued<u32>>,
+    /// SAP-LAW processors and, per node, the one attached there.
+    saps: Vec<(String, SapLaw)>,
+    sap_at: Vec<Option<usize>>,
     captures: Vec<Capture>,
     /// next_node[node * n + dst]: the neighbour a packet for dst goes to.
     next_node: Vec<u32>,
@@ -240,6 +244,15 @@ impl Simulation {
                 }
             }
         }
+        let mut saps = Vec::new();
+        let mut sap_at = vec![None; n];
+        for w in &scenario.wlans {
+            if let (Some(sl), Some(ap)) = (&w.sap_law, &w.ap) {
+                sap_at[topo.index(ap.get_ref()).expect("validated")] = Some(saps.len());
+                let cfg = SapLawConfig { capacity_bps: sl.capacity.0 as f64, period: sl.period, gain: sl.gain };
+                saps.push((ap.get_ref().clone(), SapLaw::new(cfg)));
+            }
+        }
         let end = Time(scenario.simulation.duration.0);
         let interval = scenario.simulation.interval;
         let mut sim = Simulation {
@@ -255,6 +268,8 @@ impl Simulation {
             rlcs,
             rlc_out: Vec::new(),
             aqm_scratch: Vec::new(),
+            saps,
+            sap_at,
             next_node,
             captures: Vec::new(),
             gens,
@@ -444,8 +459,11 @@ impl Simulation {
     }
 
     /// Hands a packet to the network at `node`.
-    fn send_from(&mut self, node: u32, p: Packet) {
+    fn send_from(&mut self, node: u32, mut p: Packet) {
         let key = node as usize * self.n_nodes + p.dst as usize;
+        if let Some(i) = self.sap_at[node as usize] {
+            self.saps[i].1.process(self.now, &mut p);
+        }
         if !self.gen_on_hop.is_empty() {
             let hop = node as usize * self.n_nodes + self.next_node[key] as usize;
             let g = self.gen_on_hop[hop];
@@ -1158,6 +1176,12 @@ impl Simulation {
             "links": links,
             "wlans": wlans,
             "wcdma": cells,
+            "sap_law": self.saps.iter().map(|(node, s)| json!({
+                "node": node,
+                "windows_lowered": s.windows_lowered,
+                "udp_rate_bps": s.udp_rate_bps(),
+                "max_tcp_rate_bps": s.max_tcp_rate_bps(),
+            })).collect::<Vec<_>>(),
             "error_generators": self.gens.iter().map(|g| json!({ "dropped": g.dropped, "spared": g.spared })).collect::<Vec<_>>(),
         });
         RunOutput { summary, tables: all }

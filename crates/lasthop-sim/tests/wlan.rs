@@ -142,3 +142,23 @@ fn fq_codel_at_the_ap_protects_the_game_from_the_ftp_flow() {
     assert!(jmax(&fq) < 10.0, "FQ-CoDel game jitter max {}", jmax(&fq));
     assert!(ftp(&fq) > 0.95 * ftp(&tail), "FTP {} vs {}", ftp(&fq), ftp(&tail));
 }
+
+#[test]
+fn sap_law_cuts_game_jitter_and_keeps_ftp_throughput() {
+    // Palazzi et al. (paper 001), home scenario, 802.11g: with regular TCP the game's downlink
+    // jitter spikes once the FTP starts; SAP-LAW with C = 18 Mb/s keeps the FTP at or above
+    // regular TCP's throughput (paper: 58 677 vs 55 371 packets acknowledged in 135-180 s) and
+    // the game's maximum jitter low (paper: under 10 ms; we measure about 13 ms, see the note),
+    // and the jitter grows with C (the paper's Fig. 8).
+    let home = include_str!("../../../scenarios/home.toml");
+    let with = |c: &str| run(&home.replacen("retry_long = 4", &format!("retry_long = 4\nsap_law = {{ capacity = \"{c}\" }}"), 1));
+    let regular = run(home);
+    let (c14, c18, c22) = (with("14Mbps"), with("18Mbps"), with("22Mbps"));
+    let jmax = |o: &RunOutput| f(&o.flow("game-down").unwrap()["jitter_ms"]["max"]);
+    let ftp_pkts = |o: &RunOutput| u(&o.flow("ftp").unwrap()["received_packets"]);
+    assert!(jmax(&regular) > 2.0 * jmax(&c18), "regular {} vs SAP-LAW {}", jmax(&regular), jmax(&c18));
+    assert!(jmax(&c18) < 15.0, "SAP-LAW C = 18 Mb/s: game jitter max {}", jmax(&c18));
+    assert!(ftp_pkts(&c18) >= ftp_pkts(&regular), "FTP {} vs regular {}", ftp_pkts(&c18), ftp_pkts(&regular));
+    assert!(jmax(&c14) <= jmax(&c18) && jmax(&c18) <= jmax(&c22), "jitter grows with C: {} {} {}", jmax(&c14), jmax(&c18), jmax(&c22));
+    assert!(u(&c18.summary["sap_law"][0]["windows_lowered"]) > 1000);
+}

@@ -4,3 +4,4 @@
 
 pub mod aqm;
 pub mod error_generator;
+pub mod sap_law;
