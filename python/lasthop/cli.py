@@ -239,6 +239,37 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
 
 
 @app.command()
+def reproduce(
+    name: Optional[str] = typer.Argument(None, help="A reproduction (see --list)."),
+    list_: bool = typer.Option(False, "--list", help="List the reproductions."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where figures go (default: results/reproduce/<name>)."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer variants (for tests)."),
+) -> None:
+    """Reproduce a paper's result: our table beside the paper's, figures, and why they differ."""
+    from lasthop.reproduce import REGISTRY, reproduce as run_repro
+
+    if list_ or name is None:
+        for n, (title, _) in sorted(REGISTRY.items()):
+            console.print(f"{n:16} {title}")
+        return
+    if name not in REGISTRY:
+        err.print(f"[red]error:[/red] no reproduction {name!r}; available: {', '.join(sorted(REGISTRY))}")
+        raise typer.Exit(2)
+    directory = out or Path("results") / "reproduce" / name
+    r = run_repro(name, directory, quick=quick)
+    t = Table(title=f"{r.name}: {r.title}")
+    for col in r.table.columns:
+        t.add_column(col, justify="left" if col == "configuration" else "right")
+    for _, row in r.table.iterrows():
+        t.add_row(*[("–" if v is None or (isinstance(v, float) and v != v) else (f"{v:.3f}" if isinstance(v, float) else str(v))) for v in row])
+    console.print(t)
+    for n in r.notes:
+        console.print(f"• {n}")
+    r.table.to_csv(directory / f"{name}.csv", index=False)
+    console.print(f"figures and table: {directory}/")
+
+
+@app.command()
 def schema(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to a file instead of stdout.")) -> None:
     """Print the JSON Schema of scenario files."""
     text = _core.json_schema() + "\n"

@@ -1,0 +1,43 @@
+"""Reproductions of the papers' results: ``lasthop reproduce NAME`` runs the scenario variants a
+paper reports, prints our numbers beside the paper's, writes figures, and says where and why they
+differ. Each is a function returning a :class:`Reproduction`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+
+@dataclass
+class Reproduction:
+    name: str
+    title: str
+    table: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
+    data: dict = field(default_factory=dict)
+
+
+REGISTRY: dict[str, tuple[str, Callable[..., Reproduction]]] = {}
+
+
+def register(name: str, title: str):
+    def wrap(fn):
+        REGISTRY[name] = (title, fn)
+        return fn
+
+    return wrap
+
+
+def reproduce(name: str, out: str | Path, quick: bool = False) -> Reproduction:
+    if name not in REGISTRY:
+        raise KeyError(f"no reproduction {name!r}; available: {', '.join(sorted(REGISTRY))}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return REGISTRY[name][1](out, quick=quick)
+
+
+from lasthop.reproduce import palazzi2006  # noqa: E402,F401  (registers itself)

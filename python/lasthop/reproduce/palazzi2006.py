@@ -1,0 +1,105 @@
+"""Palazzi, Pau, Roccetti, Ferretti, Gerla, "Wireless Home Entertainment Center: reducing last hop
+delays for real-time applications", ACE 2006 (shared/papers/001), on scenarios/home.toml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import lasthop  # noqa: E402
+from lasthop.reproduce import Reproduction, register  # noqa: E402
+
+
+def _home(**overrides):
+    res = lasthop.run("home", **overrides)
+    game = res.flow("game-down")
+    ftp = res.flow("ftp")
+    iv = res.intervals
+    g = iv[(iv.flow == "game-down") & (iv.t_start_s >= 135.0)]
+    return {
+        "ftp_packets": ftp["received_packets"],
+        "ftp_mbps": ftp["goodput_bps"] / 1e6,
+        "game_jitter_mean_ms": game["jitter_ms"]["mean"],
+        "game_jitter_max_ms": game["jitter_ms"]["max"],
+        # The paper's "variance" of the game's jitter; from the per-interval means after 135 s.
+        "game_jitter_var_ms2": float(g.jitter_mean_ms.var()),
+    }
+
+
+@register("palazzi2006", "SAP-LAW, MAC tuning and FQ-CoDel in the home entertainment scenario (paper 001)")
+def run(out: Path, quick: bool = False) -> Reproduction:
+    rows = []
+    regular = _home()
+    rows.append({"configuration": "regular TCP (retry 4, AP queue 50)", **regular,
+                 "paper_ftp_packets": 55371, "paper_game_jitter_max_ms": "tens of ms (Fig. 4)"})
+    caps = [14, 18, 22] if quick else [14, 16, 18, 20, 22]
+    sap = {}
+    for c in caps:
+        r = _home(**{"wlans.home.sap_law.capacity": f"{c}Mbps"})
+        sap[c] = r
+        rows.append({"configuration": f"SAP-LAW C = {c} Mb/s", **r,
+                     "paper_ftp_packets": 58677 if c == 18 else None,
+                     "paper_game_jitter_max_ms": "< 10" if c == 18 else "grows with C (Fig. 8)"})
+    mac = {}
+    for retry in ([1, 4] if quick else [1, 2, 3, 4]):
+        for q in [50, 100]:
+            r = _home(**{"wlans.home.retry_long": retry, "wlans.home.ap_queue": f"{q}p"})
+            mac[(retry, q)] = r
+            rows.append({"configuration": f"MAC retry {retry}, AP queue {q}", **r,
+                         "paper_ftp_packets": None, "paper_game_jitter_max_ms": "lower with fewer retries (Figs. 5-7)"})
+    fq = _home(**{"wlans.home.ap_aqm": "fq_codel"})
+    rows.append({"configuration": "FQ-CoDel at the AP (modern comparator)", **fq,
+                 "paper_ftp_packets": None, "paper_game_jitter_max_ms": None})
+    table = pd.DataFrame(rows)
+
+    figures = []
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = list(sap)
+    ax.plot(xs, [sap[c]["game_jitter_max_ms"] for c in xs], marker="o", label="max jitter")
+    ax.plot(xs, [sap[c]["game_jitter_mean_ms"] for c in xs], marker="s", label="mean jitter")
+    ax.axhline(regular["game_jitter_max_ms"], color="gray", linestyle="--", label="regular TCP, max")
+    ax.set_xlabel("SAP-LAW capacity C (Mb/s)")
+    ax.set_ylabel("game downlink jitter, |IPDV| (ms)")
+    ax.set_title("palazzi2006 — game jitter vs C (cf. the paper's Fig. 8), seed 1")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    figures.append(out / "palazzi2006_jitter_vs_C.png")
+    fig.savefig(figures[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for q in [50, 100]:
+        rs = sorted(k for k in mac if k[1] == q)
+        ax.plot([k[0] for k in rs], [mac[k]["ftp_packets"] for k in rs], marker="o", label=f"AP queue {q}")
+    ax.set_xlabel("MAC data transmissions (retry_long)")
+    ax.set_ylabel("FTP packets received, 135-180 s")
+    ax.set_title("palazzi2006 — FTP throughput vs MAC retries (cf. Fig. 5), seed 1")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    figures.append(out / "palazzi2006_ftp_vs_retry.png")
+    fig.savefig(figures[-1], dpi=110)
+    plt.close(fig)
+
+    notes = [
+        "The MPEG-4/H.263 traces are synthesized from their published statistics (models.md §5.4), "
+        "and ns-2's radio defaults are assumed (914 MHz, 24.5 dBm, -64.37 dBm, sigma 7 dB at 10 m).",
+        f"FTP packets in 135-180 s: regular {regular['ftp_packets']} (paper 55371), SAP-LAW C = 18 Mb/s "
+        f"{sap[18]['ftp_packets']} (paper 58677): the same direction, a larger gain "
+        f"({sap[18]['ftp_packets'] / regular['ftp_packets']:.2f}x against the paper's 1.06x). The paper does "
+        "not give its TCP window or segment size; with our 1 MiB window and 1460 B MSS regular NewReno "
+        "overshoots into the 50-packet AP queue and recovers slowly, which SAP-LAW's window cap avoids.",
+        f"With C = 18 Mb/s our game's maximum jitter is {sap[18]['game_jitter_max_ms']:.1f} ms against the "
+        "paper's 'under 10 ms': the residual is the RTS/CTS + 1500 B data exchange (~0.4 ms) times the "
+        "MAC retries of the FTP frames the game packet waits behind, which SAP-LAW cannot remove.",
+        "FQ-CoDel at the AP reaches a lower game jitter than SAP-LAW without touching TCP: it serves the "
+        "sparse game flow first; SAP-LAW needs C to be tuned to the channel.",
+    ]
+    return Reproduction("palazzi2006", "SAP-LAW in the home entertainment scenario", table, notes, figures,
+                        {"regular": regular, "sap": sap, "mac": mac, "fq_codel": fq})
