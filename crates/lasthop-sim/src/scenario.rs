@@ -444,6 +444,14 @@ pub struct Wcdma {
     /// Waiting timeout WT of in-order delivery at the receiver, default "500ms".
     #[serde(default = "default_wt")]
     pub waiting_timeout: Duration,
+    /// Koga et al.'s layer-2 priority scheduling: UDP before TCP (retransmissions first within
+    /// each class) at the sender, one reordering buffer per class at the receiver.
+    #[serde(default)]
+    pub priority_scheduling: bool,
+    /// An SDU completing after the receiver gave up waiting for it (WT) is dropped for order
+    /// (false, default) or passed up late, out of order (true).
+    #[serde(default)]
+    pub deliver_late: bool,
     #[serde(default)]
     pub errors: WcdmaErrors,
     #[serde(default = "default_mtu")]
@@ -630,6 +638,31 @@ pub struct TcpParams {
     /// Bytes per application read when `read_rate` is set (default 8KiB).
     #[serde(default)]
     pub read_size: Option<Bytes>,
+    /// Koga et al.'s receiver-based advertised window (paper 004, eqs. 1-3) at the receiver.
+    #[serde(default)]
+    pub receiver_awnd: Option<ReceiverAwndParams>,
+}
+
+fn default_retransmissions() -> u32 {
+    2
+}
+
+/// Inputs of Koga et al.'s awnd: the window is round(awnd) full-sized segments.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiverAwndParams {
+    /// Link bandwidth from layer 2, e.g. "384kbps".
+    pub link_rate: BitRate,
+    /// UDP rate from layer 7, e.g. "64kbps".
+    pub udp_rate: BitRate,
+    /// Propagation delay of the wireless link (the paper: 30 ms).
+    pub propagation: Duration,
+    /// Layer-2 retransmissions observed (the paper: 2 in most cases).
+    #[serde(default = "default_retransmissions")]
+    pub retransmissions: u32,
+    /// TCP packet size (default 1500 B).
+    #[serde(default = "default_mtu")]
+    pub packet_size: Bytes,
 }
 
 fn default_variant() -> String {

@@ -20,6 +20,7 @@ use crate::wifi::build::build_dcf;
 use crate::wifi::dcf::{Dcf, Frame, MacOutput};
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
 use lasthop_core::mechanisms::error_generator::{PacketErrorGenerator, Verdict};
+use lasthop_core::mechanisms::receiver_awnd::ReceiverAwnd;
 use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
@@ -319,10 +320,22 @@ impl Simulation {
                     rto_min: p.rto_min,
                     rto_max: p.rto_max,
                     dupack_threshold: p.dupack_threshold,
+                    awnd_cap: None,
                 };
                 let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
                 let mut client = TcpSocket::new(cfg.clone(), SeqNum(isn.next_u32()));
-                let mut server = TcpSocket::new(cfg, SeqNum(isn.next_u32()));
+                // The receiver's interlayer window cap (Koga et al.), as a number of segments.
+                let awnd_cap = p.receiver_awnd.as_ref().map(|r| {
+                    let a = ReceiverAwnd {
+                        link_bps: r.link_rate.0 as f64,
+                        udp_bps: r.udp_rate.0 as f64,
+                        propagation: r.propagation,
+                        retransmissions: r.retransmissions,
+                        packet_bytes: r.packet_size.0 as u32,
+                    };
+                    (a.awnd_packets().round().max(1.0) as u64) * cfg.mss as u64
+                });
+                let mut server = TcpSocket::new(TcpConfig { awnd_cap, ..cfg }, SeqNum(isn.next_u32()));
                 server.listen();
                 if self.scenario.probes.tcp.contains(&f.name) {
                     client.enable_trace();

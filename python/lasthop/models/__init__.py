@@ -2,6 +2,7 @@
 et al. and Padhye et al."""
 
 from lasthop.models.bianchi import BianchiPoint, bianchi, phy_timing
+from lasthop.models.awnd import koga_awnd
 from lasthop.models.tcp import mathis, padhye
 
-__all__ = ["bianchi", "BianchiPoint", "phy_timing", "mathis", "padhye"]
+__all__ = ["bianchi", "BianchiPoint", "phy_timing", "mathis", "padhye", "koga_awnd"]

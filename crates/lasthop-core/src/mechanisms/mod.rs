@@ -4,4 +4,5 @@
 
 pub mod aqm;
 pub mod error_generator;
+pub mod receiver_awnd;
 pub mod sap_law;

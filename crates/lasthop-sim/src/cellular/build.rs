@@ -26,6 +26,8 @@ pub fn build_rlc(c: &Wcdma, down: bool, rng: &RngStreams) -> RlcAm {
         max_retx_udp: c.max_retx_udp,
         unlimited: c.unlimited_retx,
         waiting_timeout: c.waiting_timeout,
+        priority: c.priority_scheduling,
+        deliver_late: c.deliver_late,
     };
     RlcAm::new(cfg, errors)
 }

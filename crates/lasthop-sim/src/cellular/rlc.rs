@@ -27,8 +27,8 @@ use std::collections::VecDeque;
 /// Traffic class of an SDU, for retransmission limits and priority scheduling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
-    Tcp,
-    Udp,
+    Tcp = 0,
+    Udp = 1,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +47,13 @@ pub struct RlcConfig {
     /// None = retransmit without limit (and never discard).
     pub unlimited: bool,
     pub waiting_timeout: Duration,
+    /// Koga et al.'s layer-2 priority scheduling (their Table 1): at the sender UDP
+    /// retransmissions, UDP transmissions, TCP retransmissions, TCP transmissions in strict
+    /// priority; at the receiver one in-order (reordering) buffer per class.
+    pub priority: bool,
+    /// What happens to an SDU that completes after its successors went up (WT expired): dropped
+    /// ("dropped for order", the default) or passed up late, out of order.
+    pub deliver_late: bool,
 }
 
 impl RlcConfig {
@@ -61,6 +68,10 @@ impl RlcConfig {
     pub fn feedback_delay(&self) -> Duration {
         self.tti + self.delay + self.tti + self.delay
     }
+    fn lane(&self, c: Class) -> usize {
+        if self.priority { c as usize } else { 0 }
+    }
+
     fn max_retx(&self, c: Class) -> u32 {
         match c {
             Class::Tcp => self.max_retx_tcp,
@@ -151,16 +162,19 @@ pub struct RlcAm {
     /// PDUs by sequence number, from `pdu_base`.
     pdus: VecDeque<Pdu>,
     pdu_base: u64,
-    next_new_sn: u64,
-    retx: VecDeque<u64>,
+    /// PDUs never sent and PDUs to retransmit, per class (TCP = 0, UDP = 1).
+    new_pdus: [VecDeque<u64>; 2],
+    retx: [VecDeque<u64>; 2],
     in_flight: VecDeque<Tti>,
     sent_sns: VecDeque<u64>,
     sent_base: usize,
     next_tti_id: u64,
     /// Next SDU the receiver expects to pass up.
-    rx_next: u64,
-    /// SDUs occupying the base-station buffer.
-    occupancy: usize,
+    /// Next SDU each receiver lane expects (one lane, or one per class with priority).
+    rx_next: [u64; 2],
+    /// SDUs occupying the base-station buffer (one buffer, or one per class with priority
+    /// scheduling: the paper gives each class the same size).
+    occupancy: [usize; 2],
     last_tti_index: Option<u64>,
     pub stats: RlcStats,
 }
@@ -174,14 +188,14 @@ impl RlcAm {
             sdu_base: 0,
             pdus: VecDeque::new(),
             pdu_base: 0,
-            next_new_sn: 0,
-            retx: VecDeque::new(),
+            new_pdus: [VecDeque::new(), VecDeque::new()],
+            retx: [VecDeque::new(), VecDeque::new()],
             in_flight: VecDeque::new(),
             sent_sns: VecDeque::new(),
             sent_base: 0,
             next_tti_id: 0,
-            rx_next: 0,
-            occupancy: 0,
+            rx_next: [0, 0],
+            occupancy: [0, 0],
             last_tti_index: None,
             stats: RlcStats::default(),
         }
@@ -189,7 +203,7 @@ impl RlcAm {
 
     /// SDUs in the base-station buffer.
     pub fn occupancy(&self) -> usize {
-        self.occupancy
+        self.occupancy[0] + self.occupancy[1]
     }
 
     /// Packet ids still held (for the conservation census): not yet passed up nor dropped.
@@ -206,17 +220,19 @@ impl RlcAm {
 
     /// Accepts an SDU into the buffer; false if the buffer is full (the caller drops it).
     pub fn enqueue(&mut self, pkt: u32, bytes: u32, class: Class) -> bool {
-        if self.occupancy >= self.cfg.buffer_sdus {
+        let lane = self.cfg.lane(class);
+        if self.occupancy[lane] >= self.cfg.buffer_sdus {
             self.stats.buffer_drops += 1;
             return false;
         }
         self.stats.sdus_in += 1;
-        self.occupancy += 1;
+        self.occupancy[lane] += 1;
         let seq = self.sdu_base + self.sdus.len() as u64;
         let n = self.cfg.pdus_for(bytes);
         let first_sn = self.pdu_base + self.pdus.len() as u64;
-        for _ in 0..n {
+        for k in 0..n {
             self.pdus.push_back(Pdu { sdu: seq, tx_count: 0, acked: false, received: false });
+            self.new_pdus[class as usize].push_back(first_sn + k as u64);
         }
         self.sdus.push_back(Sdu {
             pkt,
@@ -242,7 +258,7 @@ impl RlcAm {
 
     /// Is there anything for the TTI clock to do (data to send or feedback to await)?
     pub fn busy(&self) -> bool {
-        !self.retx.is_empty() || self.next_new_sn < self.pdu_base + self.pdus.len() as u64 || !self.in_flight.is_empty()
+        self.retx.iter().chain(self.new_pdus.iter()).any(|q| !q.is_empty()) || !self.in_flight.is_empty()
     }
 
     /// Runs the TTI that starts at `now` (a TTI boundary): takes feedback, sends PDUs.
@@ -281,26 +297,51 @@ impl RlcAm {
         }
     }
 
-    /// Retransmissions first, then new PDUs; PDUs of discarded or acknowledged SDUs are skipped.
+    /// PDUs of discarded or acknowledged SDUs are not sent.
+    fn sendable(&self, sn: u64) -> bool {
+        if sn < self.pdu_base {
+            return false;
+        }
+        let p = self.pdus[(sn - self.pdu_base) as usize];
+        !p.acked && self.sdus[(p.sdu - self.sdu_base) as usize].state == SduState::Pending
+    }
+
+    fn pop_sendable(&mut self, q: usize, retx: bool) -> Option<u64> {
+        loop {
+            let sn = if retx { self.retx[q].pop_front()? } else { self.new_pdus[q].pop_front()? };
+            if self.sendable(sn) {
+                return Some(sn);
+            }
+        }
+    }
+
+    /// The next PDU: retransmissions before new PDUs; with priority scheduling UDP before TCP
+    /// (Koga et al. Table 1), otherwise new PDUs in arrival order.
     fn next_pdu_to_send(&mut self) -> Option<u64> {
-        while let Some(sn) = self.retx.pop_front() {
-            if sn < self.pdu_base {
-                continue;
+        if self.cfg.priority {
+            for q in [Class::Udp as usize, Class::Tcp as usize] {
+                if let Some(sn) = self.pop_sendable(q, true).or_else(|| self.pop_sendable(q, false)) {
+                    return Some(sn);
+                }
             }
-            let p = self.pdus[(sn - self.pdu_base) as usize];
-            if !p.acked && self.sdus[(p.sdu - self.sdu_base) as usize].state == SduState::Pending {
+            return None;
+        }
+        if let Some(sn) = self.pop_sendable(0, true) {
+            return Some(sn);
+        }
+        loop {
+            // The older of the two classes' next new PDUs.
+            let q = match (self.new_pdus[0].front(), self.new_pdus[1].front()) {
+                (Some(a), Some(b)) => usize::from(b < a),
+                (Some(_), None) => 0,
+                (None, Some(_)) => 1,
+                (None, None) => return None,
+            };
+            let sn = self.new_pdus[q].pop_front().expect("front exists");
+            if self.sendable(sn) {
                 return Some(sn);
             }
         }
-        while self.next_new_sn < self.pdu_base + self.pdus.len() as u64 {
-            let sn = self.next_new_sn;
-            self.next_new_sn += 1;
-            let sdu = self.pdus[(sn - self.pdu_base) as usize].sdu;
-            if self.sdus[(sdu - self.sdu_base) as usize].state == SduState::Pending {
-                return Some(sn);
-            }
-        }
-        None
     }
 
     fn take_feedback(&mut self, now: Time, out: &mut Vec<RlcOutput>) {
@@ -322,12 +363,15 @@ impl RlcAm {
                     s.acked += 1;
                     if s.acked == s.n_pdus {
                         s.state = SduState::Acked;
-                        self.occupancy -= 1;
+                        let class = s.class;
+                        let lane = self.cfg.lane(class);
+                        self.occupancy[lane] -= 1;
                     }
                 } else {
                     let class = self.sdu(seq).class;
                     if self.cfg.unlimited || p.tx_count <= self.cfg.max_retx(class) {
-                        self.retx.push_back(sn);
+                        let lane = self.cfg.lane(class);
+                        self.retx[lane].push_back(sn);
                     } else {
                         self.discard(now, seq, out);
                     }
@@ -348,8 +392,9 @@ impl RlcAm {
         let s = self.sdu(seq);
         s.state = SduState::Discarded;
         s.discard_known_at = known;
-        let (pkt, done) = (s.pkt, s.done_at_rx);
-        self.occupancy -= 1;
+        let (pkt, done, class) = (s.pkt, s.done_at_rx, s.class);
+        let lane = self.cfg.lane(class);
+        self.occupancy[lane] -= 1;
         self.stats.discarded += 1;
         // A packet the receiver already passed up (all PDUs arrived, the ACK did not) is not lost.
         if !done {
@@ -361,7 +406,7 @@ impl RlcAm {
     fn compact(&mut self) {
         while let Some(s) = self.sdus.front() {
             let sender_done = s.state != SduState::Pending;
-            if !(sender_done && (s.done_at_rx || s.skipped) && self.rx_next > self.sdu_base) {
+            if !(sender_done && (s.done_at_rx || s.skipped)) {
                 break;
             }
             let n = s.n_pdus as u64;
@@ -373,7 +418,6 @@ impl RlcAm {
                 self.pdus.pop_front();
             }
             self.pdu_base += n;
-            self.next_new_sn = self.next_new_sn.max(self.pdu_base);
         }
     }
 
@@ -402,62 +446,83 @@ impl RlcAm {
                     s.done_at_rx = true;
                     let pkt = s.pkt;
                     self.stats.out_of_order += 1;
-                    out.push(RlcOutput::OutOfOrder { pkt });
+                    if self.cfg.deliver_late {
+                        self.stats.delivered += 1;
+                        out.push(RlcOutput::Deliver { pkt });
+                    } else {
+                        out.push(RlcOutput::OutOfOrder { pkt });
+                    }
                 }
             }
         }
         self.deliver_in_order(now, out)
     }
 
-    /// Passes up complete SDUs in sequence; gives up a gap once a later SDU has waited WT.
-    /// Returns when it needs to be called again (a WT or MRW deadline), if ever.
+    /// Passes up complete SDUs in sequence (per lane); gives up a gap once a later SDU of the lane
+    /// has waited WT. Returns when it needs to be called again (a WT or MRW deadline), if ever.
     pub fn deliver_in_order(&mut self, now: Time, out: &mut Vec<RlcOutput>) -> Option<Time> {
+        let mut wake: Option<Time> = None;
+        let lanes = if self.cfg.priority { 2 } else { 1 };
+        for lane in 0..lanes {
+            if let Some(t) = self.deliver_lane(lane, now, out) {
+                wake = Some(wake.map_or(t, |w| w.min(t)));
+            }
+        }
+        self.compact();
+        match (wake, self.next_mrw_deadline(now)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn in_lane(&self, seq: u64, lane: usize) -> bool {
+        self.cfg.lane(self.sdus[(seq - self.sdu_base) as usize].class) == lane
+    }
+
+    fn deliver_lane(&mut self, lane: usize, now: Time, out: &mut Vec<RlcOutput>) -> Option<Time> {
         let end = self.sdu_base + self.sdus.len() as u64;
+        self.rx_next[lane] = self.rx_next[lane].max(self.sdu_base);
         loop {
             // In-sequence delivery.
-            while self.rx_next < end {
-                let s = *self.sdu(self.rx_next);
-                if s.done_at_rx || s.skipped {
-                    self.rx_next += 1;
+            while self.rx_next[lane] < end {
+                let q = self.rx_next[lane];
+                let s = *self.sdu(q);
+                if !self.in_lane(q, lane) || s.done_at_rx || s.skipped {
+                    self.rx_next[lane] += 1;
                 } else if s.completed_at.is_some() && s.state != SduState::Discarded {
-                    self.sdu(self.rx_next).done_at_rx = true;
+                    self.sdu(q).done_at_rx = true;
                     self.stats.delivered += 1;
                     out.push(RlcOutput::Deliver { pkt: s.pkt });
-                    self.rx_next += 1;
+                    self.rx_next[lane] += 1;
                 } else if s.state == SduState::Discarded && s.discard_known_at <= now {
-                    self.sdu(self.rx_next).done_at_rx = true;
-                    self.rx_next += 1;
+                    self.sdu(q).done_at_rx = true;
+                    self.rx_next[lane] += 1;
                 } else {
                     break;
                 }
             }
-            // The earliest complete SDU beyond the gap: has it waited WT?
-            let held = (self.rx_next..end)
+            // The earliest complete SDU of the lane beyond the gap: has it waited WT?
+            let held = (self.rx_next[lane]..end)
                 .find(|&q| {
                     let s = &self.sdus[(q - self.sdu_base) as usize];
-                    s.completed_at.is_some() && !s.done_at_rx && s.state != SduState::Discarded
+                    self.in_lane(q, lane) && s.completed_at.is_some() && !s.done_at_rx && s.state != SduState::Discarded
                 })
                 .map(|q| (q, self.sdus[(q - self.sdu_base) as usize].completed_at.expect("found")));
             match held {
                 Some((q, done)) if done + self.cfg.waiting_timeout <= now => {
-                    // Give up the gap before q.
-                    for g in self.rx_next..q {
-                        let s = self.sdu(g);
-                        if !s.done_at_rx {
-                            s.skipped = true;
+                    // Give up the lane's gap before q.
+                    for g in self.rx_next[lane]..q {
+                        if self.in_lane(g, lane) {
+                            let s = self.sdu(g);
+                            if !s.done_at_rx {
+                                s.skipped = true;
+                            }
                         }
                     }
-                    self.rx_next = q;
+                    self.rx_next[lane] = q;
                 }
-                Some((_, done)) => {
-                    self.compact();
-                    let mrw = self.next_mrw_deadline(now);
-                    return Some(mrw.map_or(done + self.cfg.waiting_timeout, |m| m.min(done + self.cfg.waiting_timeout)));
-                }
-                None => {
-                    self.compact();
-                    return self.next_mrw_deadline(now);
-                }
+                Some((_, done)) => return Some(done + self.cfg.waiting_timeout),
+                None => return None,
             }
         }
     }
@@ -465,7 +530,6 @@ impl RlcAm {
     fn next_mrw_deadline(&self, now: Time) -> Option<Time> {
         self.sdus
             .iter()
-            .skip((self.rx_next - self.sdu_base) as usize)
             .filter(|s| s.state == SduState::Discarded && !s.done_at_rx && s.discard_known_at > now)
             .map(|s| s.discard_known_at)
             .min()

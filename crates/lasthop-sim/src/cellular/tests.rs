@@ -20,6 +20,8 @@ fn cfg() -> RlcConfig {
         max_retx_udp: 5,
         unlimited: false,
         waiting_timeout: Duration::from_millis(500),
+        priority: false,
+        deliver_late: false,
     }
 }
 
@@ -156,4 +158,28 @@ fn every_sdu_is_delivered_in_order_with_unlimited_retransmissions() {
         .collect();
     assert_eq!(delivered, (0..40).collect::<Vec<_>>(), "all 40 SDUs, in order, none lost");
     assert!(r.stats.ttis_lost > 0, "the test must exercise losses");
+}
+
+#[test]
+fn priority_scheduling_sends_udp_before_queued_tcp_and_reorders_per_class() {
+    let mut c = cfg();
+    c.priority = true;
+    // A 1500 B TCP SDU (38 PDUs) is queued first, then a 260 B UDP SDU (7 PDUs). With priority
+    // the UDP PDUs go in the first TTI (with 17 TCP PDUs), so UDP arrives at 50 ms; the TCP SDU
+    // completes in the second TTI at 70 ms. Without priority UDP would wait behind TCP (70 ms).
+    let mut r = RlcAm::new(c.clone(), TtiErrors::Ideal);
+    r.enqueue(1, 1500, Class::Tcp);
+    r.enqueue(2, 260, Class::Udp);
+    let log = drive(&mut r, ms(300));
+    assert_eq!(log, vec![(ms(50), RlcOutput::Deliver { pkt: 2 }), (ms(70), RlcOutput::Deliver { pkt: 1 })]);
+    let mut plain = RlcAm::new(cfg(), TtiErrors::Ideal);
+    plain.enqueue(1, 1500, Class::Tcp);
+    plain.enqueue(2, 260, Class::Udp);
+    assert_eq!(drive(&mut plain, ms(300)), vec![(ms(70), RlcOutput::Deliver { pkt: 1 }), (ms(70), RlcOutput::Deliver { pkt: 2 })]);
+    // Per-class in-order delivery: a lost TCP TTI does not hold up UDP behind it.
+    let mut r = RlcAm::new(c, TtiErrors::Script { lost: vec![false, true], next: 0 });
+    r.enqueue(1, 1500, Class::Tcp);
+    r.enqueue(2, 260, Class::Udp);
+    let log = drive(&mut r, ms(400));
+    assert_eq!(log[0], (ms(50), RlcOutput::Deliver { pkt: 2 }), "UDP does not wait for TCP's lost PDUs");
 }

@@ -35,6 +35,9 @@ pub struct TcpConfig {
     pub rto_min: Duration,
     pub rto_max: Duration,
     pub dupack_threshold: u32,
+    /// Receiver-side cap on the advertised window in bytes (Koga et al.'s interlayer awnd);
+    /// applied only when smaller than the free buffer space.
+    pub awnd_cap: Option<u64>,
 }
 
 impl Default for TcpConfig {
@@ -52,6 +55,7 @@ impl Default for TcpConfig {
             rto_min: Duration::from_secs(1),
             rto_max: Duration::from_secs(60),
             dupack_threshold: 3,
+            awnd_cap: None,
         }
     }
 }
@@ -409,7 +413,8 @@ impl TcpSocket {
     // ------------------------------------------------------------------ receive window
 
     fn free_space(&self) -> u64 {
-        self.cfg.recv_buffer.saturating_sub(self.rcv_unread)
+        let free = self.cfg.recv_buffer.saturating_sub(self.rcv_unread);
+        self.cfg.awnd_cap.map_or(free, |cap| free.min(cap))
     }
 
     /// The right window edge we would advertise now: never retreating (RFC 9293 §3.8.6.2.2 /
