@@ -59,6 +59,7 @@ def test_koga2005_directions(tmp_path):
     assert abs(m[("no QoS (Table 2)", 32)][3] / 293.29 - 1) < 0.10
     # Eq. 3: 5.52, 5.20, 4.56 packets.
     assert [round(rep.data["awnd"][r], 2) for r in (32, 64, 128)] == [5.52, 5.2, 4.56]
-    # Figs. 2/4: a WT of 0 loses more UDP than a moderate one (packets dropped for order or late).
-    wts, curves = rep.data["wt"]
-    assert curves["priority"][wts.index(0)] > curves["priority"][wts.index(150)]
+    # Figs. 3/5: layer-2 ARQ helps UDP: no retransmission loses far more than one or two.
+    retx, curves = rep.data["retx"]
+    for label, ys in curves.items():
+        assert ys[retx.index(0)] > 2 * ys[retx.index(1)], (label, ys)

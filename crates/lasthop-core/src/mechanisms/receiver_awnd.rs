@@ -2,9 +2,11 @@
 //! eqs. 1-3). The mobile station's TCP receiver advertises the window the wireless link can
 //! carry next to the UDP traffic, instead of its free buffer space, whenever that is smaller:
 //!
-//!     T    = (TCP packet size / available bandwidth + 2 × propagation delay) × retransmissions  (1)
-//!     available bandwidth = link bandwidth (layer 2) − UDP rate (layer 7)                       (2)
-//!     awnd = available bandwidth × T / TCP packet size                                          (3)
+//! ```text
+//! T    = (TCP packet size / available bandwidth + 2 × propagation delay) × retransmissions  (1)
+//! available bandwidth = link bandwidth (layer 2) − UDP rate (layer 7)                       (2)
+//! awnd = available bandwidth × T / TCP packet size                                          (3)
+//! ```
 //!
 //! The link bandwidth and the number of retransmissions come from layer 2 at the mobile (the
 //! paper observes two in most TTIs at 5.9 % FER), the UDP rate from its applications.

@@ -2,7 +2,9 @@
 //! access point that keeps TCP from filling its queue by lowering the advertised window of the
 //! ACKs it forwards to TCP senders:
 //!
-//!     maxTCPrate(t) = (C − UDPrate(t)) / #TCPflows(t),   awnd = maxTCPrate · RTT / 8
+//! ```text
+//! maxTCPrate(t) = (C − UDPrate(t)) / #TCPflows(t),   awnd = maxTCPrate · RTT / 8
+//! ```
 //!
 //! every `period` (200 ms in the paper). UDPrate is the aggregate UDP rate crossing the AP, smoothed
 //! by a low-pass filter (rate ← (1 − g)·rate + g·sample); #TCPflows counts connections that carried
