@@ -597,7 +597,7 @@ fn default_periods() -> Periods {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpParams {
-    /// Only "newreno" for now.
+    /// "newreno" (default; the papers') or "cubic" (RFC 9438 congestion avoidance).
     #[serde(default = "default_variant")]
     pub variant: String,
     /// Maximum segment size; default MTU − 40 of the first link.
@@ -1157,8 +1157,8 @@ impl Scenario {
                 }
             }
         } else if let Some(t) = &f.tcp {
-            if t.variant != "newreno" {
-                p.push(format!("{fid}.tcp.variant {:?} is not known; valid: \"newreno\"", t.variant));
+            if t.variant != "newreno" && t.variant != "cubic" {
+                p.push(format!("{fid}.tcp.variant {:?} is not known; valid: \"newreno\", \"cubic\"", t.variant));
             }
             if let (Some(mss), Some(mtu)) = (t.mss, path_mtu) {
                 if mss.0 == 0 || mss.0 + 40 > mtu {

@@ -321,6 +321,7 @@ impl Simulation {
                     rto_max: p.rto_max,
                     dupack_threshold: p.dupack_threshold,
                     awnd_cap: None,
+                    cubic: p.variant == "cubic",
                 };
                 let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
                 let mut client = TcpSocket::new(cfg.clone(), SeqNum(isn.next_u32()));

@@ -361,3 +361,17 @@ fn codel_and_fq_codel_keep_the_voice_delay_near_propagation() {
     let link = |o: &RunOutput| o.summary["links"].as_array().unwrap().iter().find(|l| l["name"] == "bottleneck:router->receiver").unwrap().clone();
     assert!(u(&link(&codel)["aqm_drops"]) > 0, "CoDel drops at dequeue");
 }
+
+#[test]
+fn cubic_fills_a_long_fat_pipe_better_than_newreno() {
+    // 100 Mb/s, 100 ms RTT (BDP ≈ 833 segments), rare random loss: NewReno regains one segment
+    // per RTT after each halving (≈ 40 s to climb back), CUBIC returns to W_max within
+    // K = ∛(833 · 0.3 / 0.4) ≈ 8.5 s (RFC 9438), so it keeps the pipe fuller.
+    let bottleneck = "rate = \"100Mbps\"\ndelay = \"49ms\"\nqueue = \"1000p\"\nloss_a_to_b = 0.00002";
+    let flows = BULK.replace("1MiB", "16MiB");
+    let toml = dumbbell("120s", bottleneck, &flows);
+    let reno = goodput_between(&run(&toml, &[]), "bulk", 20.0, 120.0);
+    let cubic = goodput_between(&run(&toml, &[("flows.bulk.tcp.variant", "cubic")]), "bulk", 20.0, 120.0);
+    eprintln!("CUBIC {:.1} Mb/s vs NewReno {:.1} Mb/s", cubic / 1e6, reno / 1e6);
+    assert!(cubic > 1.2 * reno, "CUBIC {:.1} Mb/s vs NewReno {:.1} Mb/s", cubic / 1e6, reno / 1e6);
+}

@@ -61,7 +61,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("interval = \"10ms\"", "intervl = \"10ms\"", &["line 23", "unknown field `intervl`"]),
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntransport = \"udp\"", &["bulk and file transfers need transport = \"tcp\""]),
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { mss = \"1461B\" }", &["tcp.mss 1461B does not fit the path MTU 1500B", "1B to 1460B"]),
-        ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { variant = \"vegas\" }", &["tcp.variant \"vegas\" is not known", "newreno"]),
+        ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { variant = \"vegas\" }", &["tcp.variant \"vegas\" is not known", "newreno", "cubic"]),
         ("name = \"f\"", "name = \"f\"\nstart = \"5s\"\nstop = \"2s\"", &["stop (2s) must be after start (5s)"]),
         ("duration = \"10s\"", "duration = \"0s\"", &["simulation.duration must be positive"]),
         ("[simulation]\nduration = \"10s\"", "[simulation]", &["line 1", "missing field `duration`"]),

@@ -2,11 +2,16 @@
 //! The recovery state machine (duplicate ACK counting, partial ACKs, the `recover` variable)
 //! lives in `socket.rs`; this file holds only the window rules, so a later CUBIC can replace it.
 
-/// cwnd/ssthresh rules of RFC 5681, in bytes.
+use super::cubic::Cubic;
+use lasthop_core::{Duration, Time};
+
+/// cwnd/ssthresh rules of RFC 5681, in bytes; with `cubic`, congestion avoidance and the
+/// multiplicative decrease follow RFC 9438 instead.
 #[derive(Clone, Debug)]
 pub struct NewReno {
     pub cwnd: u64,
     pub ssthresh: u64,
+    pub cubic: Option<Cubic>,
     mss: u64,
     /// Bytes acknowledged in congestion avoidance since cwnd last grew (RFC 5681 §3.1, the
     /// byte-counting variant: one SMSS per cwnd of acknowledged data).
@@ -21,18 +26,22 @@ impl NewReno {
             Some(n) => n as u64 * mss,
             None => (4 * mss).min((2 * mss).max(4380)),
         };
-        NewReno { cwnd: iw, ssthresh: u64::MAX / 2, mss, ca_acked: 0 }
+        NewReno { cwnd: iw, ssthresh: u64::MAX / 2, cubic: None, mss, ca_acked: 0 }
     }
 
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
 
-    /// New data acknowledged outside recovery.
-    pub fn on_ack(&mut self, acked: u64) {
+    /// New data acknowledged outside recovery (`now` and `rtt` serve CUBIC).
+    pub fn on_ack(&mut self, acked: u64, now: Time, rtt: Duration) {
         if self.in_slow_start() {
             // RFC 5681 eq. 2: cwnd += min(N, SMSS).
             self.cwnd += acked.min(self.mss);
+        } else if let Some(c) = self.cubic.as_mut() {
+            let mss = self.mss as f64;
+            let w = c.on_ack(now, self.cwnd as f64 / mss, acked as f64 / mss, rtt);
+            self.cwnd = (w * mss).max(self.cwnd as f64) as u64;
         } else {
             // Appropriate byte counting in congestion avoidance: +1 SMSS per cwnd of data.
             self.ca_acked += acked;
@@ -43,10 +52,17 @@ impl NewReno {
         }
     }
 
-    /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS).
+    /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS); with CUBIC, β = 0.7 of cwnd
+    /// (RFC 9438 §4.6).
     pub fn halve(&mut self, flight: u64) {
-        self.ssthresh = (flight / 2).max(2 * self.mss);
         self.ca_acked = 0;
+        if let Some(c) = self.cubic.as_mut() {
+            let mss = self.mss as f64;
+            let w = self.cwnd.min(flight.max(self.mss)) as f64 / mss;
+            self.ssthresh = ((c.on_congestion(w) * mss) as u64).max(2 * self.mss);
+            return;
+        }
+        self.ssthresh = (flight / 2).max(2 * self.mss);
     }
 
     /// After a retransmission timeout: ssthresh from eq. 4, cwnd = loss window of one SMSS.
@@ -74,7 +90,7 @@ mod tests {
         let mut c = NewReno::new(1000, Some(10));
         c.ssthresh = 10_000;
         for _ in 0..10 {
-            c.on_ack(1000);
+            c.on_ack(1000, Time::ZERO, Duration::from_millis(100));
         }
         assert_eq!(c.cwnd, 11_000, "one window of ACKs grows cwnd by exactly one MSS");
         c.halve(11_000);

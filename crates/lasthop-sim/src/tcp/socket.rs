@@ -38,6 +38,8 @@ pub struct TcpConfig {
     /// Receiver-side cap on the advertised window in bytes (Koga et al.'s interlayer awnd);
     /// applied only when smaller than the free buffer space.
     pub awnd_cap: Option<u64>,
+    /// CUBIC (RFC 9438) congestion avoidance instead of NewReno's.
+    pub cubic: bool,
 }
 
 impl Default for TcpConfig {
@@ -56,6 +58,7 @@ impl Default for TcpConfig {
             rto_max: Duration::from_secs(60),
             dupack_threshold: 3,
             awnd_cap: None,
+            cubic: false,
         }
     }
 }
@@ -203,7 +206,10 @@ pub struct TcpSocket {
 impl TcpSocket {
     pub fn new(cfg: TcpConfig, iss: SeqNum) -> Self {
         let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
-        let cc = NewReno::new(cfg.mss, cfg.initial_cwnd_segments);
+        let mut cc = NewReno::new(cfg.mss, cfg.initial_cwnd_segments);
+        if cfg.cubic {
+            cc.cubic = Some(Default::default());
+        }
         let rcv_wscale = if cfg.window_scale { window_shift_for(cfg.recv_buffer) } else { 0 };
         TcpSocket {
             state: State::Closed,
@@ -895,7 +901,8 @@ impl TcpSocket {
             }
         } else {
             self.dupacks = 0;
-            self.cc.on_ack(acked);
+            let rtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
+            self.cc.on_ack(acked, now, rtt);
         }
         // RFC 6298 §5.2–5.3: stop the timer when all is acknowledged, else restart it.
         if self.snd_una == self.snd_max {
