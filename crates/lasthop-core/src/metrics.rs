@@ -32,6 +32,8 @@ pub enum DropCause {
     RetryLimit,
     /// Arrived at a reordering receiver after it had given up waiting (RLC WT): application loss.
     OutOfOrder,
+    /// Absorbed by a mechanism on purpose (a duplicate ACK Snoop suppresses).
+    Suppressed,
 }
 
 const IPDV_WINDOW: usize = 4096;
@@ -96,6 +98,7 @@ pub struct LossByCause {
     pub link_loss: u64,
     pub retry_limit: u64,
     pub out_of_order: u64,
+    pub suppressed: u64,
     pub in_flight_at_end: u64,
 }
 
@@ -137,6 +140,7 @@ pub struct FlowMeter {
     link_losses: u64,
     retry_drops: u64,
     reorder_drops: u64,
+    suppressed: u64,
     late: u64,
     deadline_ns: Option<u64>,
     /// Allocated at the first sample, and never for a meter without percentiles.
@@ -184,6 +188,7 @@ impl FlowMeter {
             link_losses: 0,
             retry_drops: 0,
             reorder_drops: 0,
+            suppressed: 0,
             late: 0,
             deadline_ns: None,
             delay_hist: None,
@@ -248,6 +253,7 @@ impl FlowMeter {
             DropCause::Link => self.link_losses += 1,
             DropCause::RetryLimit => self.retry_drops += 1,
             DropCause::OutOfOrder => self.reorder_drops += 1,
+            DropCause::Suppressed => self.suppressed += 1,
         }
         self.slot(now).lost_packets += 1;
     }
@@ -334,7 +340,7 @@ impl FlowMeter {
         self.received_packets
     }
     pub fn dropped_packets(&self) -> u64 {
-        self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops
+        self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops + self.suppressed
     }
     pub fn delivered_bytes(&self) -> u64 {
         self.delivered_bytes
@@ -342,7 +348,7 @@ impl FlowMeter {
 
     /// The summary over an active period of `active` (the flow's start to its stop or the end).
     pub fn summary(&self, active: Duration) -> FlowSummary {
-        let dropped = self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops;
+        let dropped = self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops + self.suppressed;
         let in_flight = self.sent_packets - self.received_packets - dropped;
         let lost = dropped + in_flight;
         let secs = active.as_secs_f64();
@@ -368,6 +374,7 @@ impl FlowMeter {
                 link_loss: self.link_losses,
                 retry_limit: self.retry_drops,
                 out_of_order: self.reorder_drops,
+                suppressed: self.suppressed,
                 in_flight_at_end: in_flight,
             },
             delivered_bytes: self.delivered_bytes,
@@ -480,7 +487,7 @@ mod tests {
             m.on_received(Time(i * MS + 10 * MS), Time(i * MS), i as u32, 1000);
         }
         let s = m.summary(Duration(100 * MS));
-        assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, retry_limit: 0, out_of_order: 0, in_flight_at_end: 2 });
+        assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, retry_limit: 0, out_of_order: 0, suppressed: 0, in_flight_at_end: 2 });
         assert_eq!(s.sent_packets, s.received_packets + s.lost_packets);
     }
 

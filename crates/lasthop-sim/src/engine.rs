@@ -36,6 +36,8 @@ pub enum Event {
     RlcArrive { rlc: u32, tti: u64 },
     /// An RLC receiver deadline (waiting timeout, discard notice).
     RlcRx { rlc: u32 },
+    /// A Snoop agent's local retransmission timer.
+    SnoopTimer { snoop: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]

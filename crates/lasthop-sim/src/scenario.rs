@@ -73,6 +73,8 @@ pub struct Scenario {
     #[serde(default)]
     pub error_generators: Vec<ErrorGenerator>,
     #[serde(default)]
+    pub snoop: Vec<SnoopParams>,
+    #[serde(default)]
     pub flows: Vec<Flow>,
     #[serde(default)]
     pub probes: Probes,
@@ -705,6 +707,27 @@ pub struct ErrorGenerator {
     pub spare_fin: bool,
 }
 
+fn default_snoop_timeout() -> Duration {
+    Duration::from_secs(1)
+}
+
+/// A Snoop agent (paper 003) on the interface of `node` towards `peer`, on the side that sends
+/// TCP data over the wireless link: the base station for downloads, the mobile for uploads.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SnoopParams {
+    #[schemars(with = "String")]
+    pub node: Spanned<String>,
+    #[schemars(with = "String")]
+    pub peer: Spanned<String>,
+    /// Fixed local retransmission timeout (default "1s", the paper's).
+    #[serde(default = "default_snoop_timeout")]
+    pub local_timeout: Duration,
+    /// Use SRTT + 4·RTTVAR of the wireless hop instead (at least `local_timeout`/10).
+    #[serde(default)]
+    pub rtt_timer: bool,
+}
+
 /// What to record beyond the always-on per-flow and per-interval metrics.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -948,6 +971,18 @@ impl Scenario {
             }
             if !(0.0..=1.0).contains(&g.rate) {
                 p.push(format!("{gid}.rate = {} is not a probability; valid: 0 to 1", g.rate));
+            }
+        }
+        for (i, sn) in self.snoop.iter().enumerate() {
+            let sid = format!("snoop[{i}]");
+            let before = p.len();
+            check_node(&mut p, format!("{sid}.node"), &sn.node);
+            check_node(&mut p, format!("{sid}.peer"), &sn.peer);
+            if p.len() == before {
+                let (a, b) = (topo.index(sn.node.get_ref()), topo.index(sn.peer.get_ref()));
+                if !matches!((a, b), (Some(a), Some(b)) if topo.adj[a].iter().any(|&(m, _)| m == b)) {
+                    p.push(format!("{}{sid}: {:?} has no interface towards {:?}", at(&sn.peer), sn.node.get_ref(), sn.peer.get_ref()));
+                }
             }
         }
         let mut flow_names = BTreeMap::new();

@@ -22,6 +22,7 @@ use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
 use lasthop_core::mechanisms::error_generator::{PacketErrorGenerator, Verdict};
 use lasthop_core::mechanisms::receiver_awnd::ReceiverAwnd;
 use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
+use lasthop_core::mechanisms::snoop::{LocalTimer, SnoopAgent, SnoopConfig};
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;
@@ -57,6 +58,14 @@ struct Capture {
     node: u32,
     peer: Option<u32>,
     pcap: crate::pcap::PcapWriter,
+}
+
+/// A Snoop agent on the interface of `node` towards `peer`, with its pending timer event.
+struct SnoopState {
+    node: u32,
+    peer: u32,
+    agent: SnoopAgent,
+    scheduled: Option<Time>,
 }
 
 /// One WLAN: its MAC, its members' nodes and the pending decision event.
@@ -134,6 +143,7 @@ pub struct Simulation {
     aqm_scratch: Vec<Queued<u32>>,
     /// SAP-LAW processors and, per node, the one attached there.
     saps: Vec<(String, SapLaw)>,
+    snoops: Vec<SnoopState>,
     sap_at: Vec<Option<usize>>,
     captures: Vec<Capture>,
     /// next_node[node * n + dst]: the neighbour a packet for dst goes to.
@@ -254,6 +264,23 @@ impl Simulation {
                 saps.push((ap.get_ref().clone(), SapLaw::new(cfg)));
             }
         }
+        let snoops = scenario
+            .snoop
+            .iter()
+            .map(|sn| SnoopState {
+                node: topo.index(sn.node.get_ref()).expect("validated") as u32,
+                peer: topo.index(sn.peer.get_ref()).expect("validated") as u32,
+                agent: SnoopAgent::new(SnoopConfig {
+                    timer: if sn.rtt_timer {
+                        LocalTimer::Rtt { min: Duration(sn.local_timeout.0 / 10) }
+                    } else {
+                        LocalTimer::Fixed(sn.local_timeout)
+                    },
+                    ..SnoopConfig::default()
+                }),
+                scheduled: None,
+            })
+            .collect();
         let end = Time(scenario.simulation.duration.0);
         let interval = scenario.simulation.interval;
         let mut sim = Simulation {
@@ -271,6 +298,7 @@ impl Simulation {
             aqm_scratch: Vec::new(),
             saps,
             sap_at,
+            snoops,
             next_node,
             captures: Vec::new(),
             gens,
@@ -406,6 +434,67 @@ impl Simulation {
         self.captures[i].pcap.bytes()
     }
 
+    /// A packet reaching `node` from `from`: a Snoop agent on that interface may retransmit
+    /// locally and absorb a duplicate ACK. Returns true if the packet goes no further.
+    fn snoop_absorbs(&mut self, node: u32, from: u32, p: &Packet) -> bool {
+        let mut absorbed = false;
+        for i in 0..self.snoops.len() {
+            if self.snoops[i].node != node || self.snoops[i].peer != from {
+                continue;
+            }
+            let mut out = Vec::new();
+            if self.snoops[i].agent.incoming(self.now, p, &mut out) == Verdict::Drop {
+                absorbed = true;
+            }
+            self.snoop_retransmit(i, out);
+            self.arm_snoop(i);
+        }
+        if absorbed {
+            self.drop_packet(p, DropCause::Suppressed);
+        }
+        absorbed
+    }
+
+    /// Local retransmissions leave `node` towards the wireless side as new transmissions of the
+    /// flow (new per-flow sequence, the original send time), without passing the agent again.
+    fn snoop_retransmit(&mut self, i: usize, out: Vec<Packet>) {
+        let node = self.snoops[i].node;
+        for mut q in out {
+            let f = &mut self.flows[q.flow as usize];
+            let dir = usize::from(q.dst != f.dst);
+            q.pkt_seq = f.next_seq[dir];
+            f.next_seq[dir] += 1;
+            q.uid = self.next_uid;
+            self.next_uid += 1;
+            let meter = if dir == 0 { &mut f.forward } else { &mut f.reverse };
+            meter.on_sent(self.now, q.wire_len());
+            let key = node as usize * self.n_nodes + q.dst as usize;
+            if !self.captures.is_empty() {
+                self.capture(node, self.next_node[key], &q);
+            }
+            self.route(key, q);
+        }
+    }
+
+    fn arm_snoop(&mut self, i: usize) {
+        if let Some(d) = self.snoops[i].agent.next_deadline() {
+            if self.snoops[i].scheduled.is_none_or(|s| d < s) {
+                self.snoops[i].scheduled = Some(d);
+                self.events.schedule(d.max(self.now), Event::SnoopTimer { snoop: i as u32 });
+            }
+        }
+    }
+
+    fn on_snoop_timer(&mut self, i: usize) {
+        if self.snoops[i].scheduled == Some(self.now) {
+            self.snoops[i].scheduled = None;
+        }
+        let mut out = Vec::new();
+        self.snoops[i].agent.on_timer(self.now, &mut out);
+        self.snoop_retransmit(i, out);
+        self.arm_snoop(i);
+    }
+
     /// Records `p` in the captures at `at` (on its interface towards `other`).
     fn capture(&mut self, at: u32, other: u32, p: &Packet) {
         let now = self.now;
@@ -462,6 +551,7 @@ impl Simulation {
             Event::RlcTti { rlc } => self.on_rlc_tti(rlc as usize),
             Event::RlcArrive { rlc, tti } => self.on_rlc_arrive(rlc as usize, tti),
             Event::RlcRx { rlc } => self.on_rlc_rx(rlc as usize),
+            Event::SnoopTimer { snoop } => self.on_snoop_timer(snoop as usize),
         }
     }
 
@@ -489,6 +579,19 @@ impl Simulation {
         if !self.captures.is_empty() {
             self.capture(node, self.next_node[key], &p);
         }
+        if !self.snoops.is_empty() {
+            let next = self.next_node[key];
+            for i in 0..self.snoops.len() {
+                if self.snoops[i].node == node && self.snoops[i].peer == next {
+                    self.snoops[i].agent.outgoing(self.now, &p);
+                    self.arm_snoop(i);
+                }
+            }
+        }
+        self.route(key, p);
+    }
+
+    fn route(&mut self, key: usize, p: Packet) {
         match self.routes[key] {
             Egress::Chan(chan) => self.send_on_channel(chan, p),
             Egress::Wlan { wlan, from, to } => self.send_on_wlan(wlan as usize, from, to, p),
@@ -645,6 +748,9 @@ impl Simulation {
         if !self.captures.is_empty() {
             self.capture(node, from, &p);
         }
+        if !self.snoops.is_empty() && self.snoop_absorbs(node, from, &p) {
+            return;
+        }
         if p.dst == node {
             self.deliver(p);
         } else {
@@ -690,6 +796,7 @@ impl Simulation {
                     DropCause::Link => "link_loss".into(),
                     DropCause::RetryLimit => "retry_limit".into(),
                     DropCause::OutOfOrder => "out_of_order".into(),
+                    DropCause::Suppressed => "suppressed".into(),
                 });
             }
         }
@@ -729,6 +836,9 @@ impl Simulation {
         let p = self.packets.take(id);
         if !self.captures.is_empty() {
             self.capture(node, from, &p);
+        }
+        if !self.snoops.is_empty() && self.snoop_absorbs(node, from, &p) {
+            return;
         }
         if p.dst == node {
             self.deliver(p);
@@ -1195,6 +1305,15 @@ impl Simulation {
                 "windows_lowered": s.windows_lowered,
                 "udp_rate_bps": s.udp_rate_bps(),
                 "max_tcp_rate_bps": s.max_tcp_rate_bps(),
+            })).collect::<Vec<_>>(),
+            "snoop": self.snoops.iter().map(|s| json!({
+                "node": self.node_names[s.node as usize],
+                "peer": self.node_names[s.peer as usize],
+                "cached": s.agent.stats.cached,
+                "local_retransmissions": s.agent.stats.local_retransmissions,
+                "timer_retransmissions": s.agent.stats.timer_retransmissions,
+                "dupacks_suppressed": s.agent.stats.dupacks_suppressed,
+                "connections_closed": s.agent.stats.connections_closed,
             })).collect::<Vec<_>>(),
             "error_generators": self.gens.iter().map(|g| json!({ "dropped": g.dropped, "spared": g.spared })).collect::<Vec<_>>(),
         });

@@ -6,3 +6,4 @@ pub mod aqm;
 pub mod error_generator;
 pub mod receiver_awnd;
 pub mod sap_law;
+pub mod snoop;

@@ -1,7 +1,9 @@
 //! CUBIC (RFC 9438) window growth, used in congestion avoidance in place of NewReno's one segment
 //! per RTT. Loss recovery stays the socket's (RFC 6582 / RFC 6675), as RFC 9438 §4.7 allows.
 //!
-//!     W_cubic(t) = C·(t − K)³ + W_max,   K = ∛(W_max·(1 − β)/C),   C = 0.4, β = 0.7
+//! ```text
+//! W_cubic(t) = C·(t − K)³ + W_max,   K = ∛(W_max·(1 − β)/C),   C = 0.4, β = 0.7
+//! ```
 //!
 //! with fast convergence (§4.6), the Reno-friendly estimate W_est (§4.3, α = 3(1 − β)/(1 + β))
 //! and the target clamp to [cwnd, 1.5·cwnd] (§4.4). Windows are in segments here; the socket
