@@ -114,9 +114,12 @@ impl Channel {
     }
 }
 
-/// A flow key for fair queueing: the packet's addresses, ports and protocol.
+/// A flow key for fair queueing: the packet's addresses, ports and protocol, mixed without
+/// allocating (it is computed only for fair-queueing disciplines).
 pub fn flow_key(p: &Packet) -> u32 {
-    let mut h = lasthop_core::rng::fnv1a64(&[p.src.to_le_bytes(), p.dst.to_le_bytes()].concat());
-    h ^= ((p.sport as u64) << 16 | p.dport as u64) << 1 | (p.proto == lasthop_core::packet::Protocol::Tcp) as u64;
+    let a = (p.src as u64) << 32 | p.dst as u64;
+    let b = (p.sport as u64) << 16 | p.dport as u64 | ((p.proto == lasthop_core::packet::Protocol::Tcp) as u64) << 32;
+    let mut h = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    h ^= h >> 29;
     (h ^ (h >> 32)) as u32
 }

@@ -601,7 +601,8 @@ impl Simulation {
     }
 
     fn send_on_wlan(&mut self, w: usize, from: u16, to: u16, p: Packet) {
-        let frame = Frame { pkt: 0, uid: p.uid, ip_bytes: p.wire_len(), to, delivered: false, flow: flow_key(&p) };
+        let flow = if self.wlans[w].dcf.is_fair(from as usize) { flow_key(&p) } else { 0 };
+        let frame = Frame { pkt: 0, uid: p.uid, ip_bytes: p.wire_len(), to, delivered: false, flow };
         let id = self.packets.insert(p);
         if let Some(victim) = self.wlans[w].dcf.enqueue(self.now, from as usize, Frame { pkt: id, ..frame }) {
             self.discard(victim.pkt, DropCause::Queue);
@@ -768,7 +769,7 @@ impl Simulation {
             c.busy_ns += t.0;
             self.events.schedule(self.now + t, Event::TxEnd { chan });
         } else {
-            let key = flow_key(self.packets.get(id));
+            let key = if c.qdisc.is_fair() { flow_key(self.packets.get(id)) } else { 0 };
             if let Some(victim) = self.channels[chan as usize].push(self.now, id, bytes, key) {
                 self.discard(victim, DropCause::Queue);
             }

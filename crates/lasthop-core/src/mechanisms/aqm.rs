@@ -173,6 +173,11 @@ impl<T: Copy + Default> Qdisc<T> {
         }))
     }
 
+    /// Whether items need a flow key (only fair queueing looks at it).
+    pub fn is_fair(&self) -> bool {
+        matches!(self, Qdisc::FqCoDel(_))
+    }
+
     pub fn len(&self) -> usize {
         match self {
             Qdisc::DropTail { q, .. } | Qdisc::CoDel { q, .. } => q.len(),

@@ -90,8 +90,8 @@ pub struct StationStats {
 struct Station {
     /// The frame in service (contending or being retried); it does not count against the limit.
     head: Option<Frame>,
-    /// Frames waiting behind it.
-    waiting: Qdisc<Frame>,
+    /// Frames waiting behind it (boxed: the contention loops stay on small structs).
+    waiting: Box<Qdisc<Frame>>,
     /// Data rate of this station's frames (Mb/s × 10); the BSS default unless set.
     rate_x10: u32,
     /// Backoff slots left, valid at the current idle start R.
@@ -135,7 +135,7 @@ impl Dcf {
         let stations = (0..n_stations)
             .map(|_| Station {
                 head: None,
-                waiting: Qdisc::drop_tail(cfg.queue_limit),
+                waiting: Box::new(Qdisc::drop_tail(cfg.queue_limit)),
                 rate_x10: cfg.phy.data_rate_x10,
                 backoff: 0,
                 counting: false,
@@ -163,7 +163,12 @@ impl Dcf {
     /// The queue discipline of one station (empty): a size or an AQM for the AP, say.
     pub fn set_qdisc(&mut self, i: usize, q: Qdisc<Frame>) {
         assert!(self.stations[i].waiting.is_empty(), "set the queue discipline before traffic");
-        self.stations[i].waiting = q;
+        self.stations[i].waiting = Box::new(q);
+    }
+
+    /// Whether station `i`'s queue discipline needs flow keys.
+    pub fn is_fair(&self, i: usize) -> bool {
+        self.stations[i].waiting.is_fair()
     }
 
     /// A fixed data rate for one station's frames (no rate adaptation), Mb/s × 10.
@@ -202,6 +207,9 @@ impl Dcf {
     }
 
     fn record_queue(&mut self, i: usize, now: Time) {
+        if self.stations[i].trace.is_none() {
+            return;
+        }
         let len = self.queue_len(i) as u64;
         let s = &mut self.stations[i];
         if let Some((t, n)) = s.trace.as_mut() {
@@ -224,8 +232,8 @@ impl Dcf {
     /// one on a tail drop; another flow's under FQ-CoDel); the caller drops its packet.
     pub fn enqueue(&mut self, now: Time, i: usize, f: Frame) -> Option<Frame> {
         let s = &mut self.stations[i];
-        s.stats.enqueued += 1;
         if s.head.is_none() {
+            s.stats.enqueued += 1;
             s.head = Some(f);
             s.ready_at = now;
             s.stats.max_queue = s.stats.max_queue.max(1);
@@ -238,9 +246,16 @@ impl Dcf {
             return None;
         }
         let dropped = s.waiting.enqueue(Queued { item: f, bytes: f.ip_bytes, flow: f.flow, enqueued: now }).map(|q| q.item);
-        if dropped.is_some() {
-            s.stats.queue_drops += 1;
+        match dropped {
+            Some(d) if d.uid == f.uid => {
+                // A tail drop: nothing changed in the queue.
+                s.stats.queue_drops += 1;
+                return dropped;
+            }
+            Some(_) => s.stats.queue_drops += 1,
+            None => {}
         }
+        s.stats.enqueued += 1;
         let len = 1 + s.waiting.len() as u64;
         s.stats.max_queue = s.stats.max_queue.max(len);
         self.record_queue(i, now);
