@@ -63,3 +63,18 @@ def test_koga2005_directions(tmp_path):
     retx, curves = rep.data["retx"]
     for label, ys in curves.items():
         assert ys[retx.index(0)] > 2 * ys[retx.index(1)], (label, ys)
+
+
+def test_ng_snoop_directions(tmp_path):
+    rep = reproduce("ng-snoop", tmp_path, quick=True)
+    t = rep.table
+    row = lambda transfer, per: t[(t.transfer == transfer) & (t.packet_error_rate == per)].iloc[0]
+    # No errors: Snoop changes nothing.
+    assert row("MH download", 0.0).response_s_plain == row("MH download", 0.0).response_s_snoop
+    # 30 % packet errors: the paper's ~68x; we hold ≥ 5x for downloads, ≥ 2x for uploads.
+    assert row("MH download", 0.3).speed_up >= 5
+    assert row("MH upload", 0.3).speed_up >= 2
+    # Two mobiles both benefit; a Snoop mobile and a plain one coexist.
+    assert row("two downloads at 30 %, MH1", 0.3).speed_up > 1.3 and row("two downloads at 30 %, MH2", 0.3).speed_up > 1.3
+    assert row("Snoop for MH1 only, MH1", 0.3).speed_up > 1.3
+    assert row("Snoop for MH1 only, MH2", 0.3).speed_up > 0.67, "the plain mobile is not penalized"
