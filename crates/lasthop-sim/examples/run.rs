@@ -1,4 +1,7 @@
-//! `cargo run --release -p lasthop-sim --example run -- scenarios/dumbbell.toml` prints the summary.
+//! Runs a scenario from Rust alone and prints its summary as JSON (the resolved scenario left
+//! out): `cargo run --release -p lasthop-sim --example run -- scenarios/dumbbell.toml`.
+//! Handy for profiling the simulator without Python (`perf record ... target/release/examples/run`).
+
 fn main() {
     let path = std::env::args().nth(1).unwrap_or_else(|| "scenarios/dumbbell.toml".into());
     let s = match lasthop_sim::Scenario::from_path(std::path::Path::new(&path), &[]) {
@@ -12,21 +15,6 @@ fn main() {
     let out = lasthop_sim::run_scenario(s);
     let mut v = out.summary.clone();
     v["scenario"] = serde_json::Value::Null;
-    println!("{}", serde_json::to_string_pretty(&v).unwrap());
+    println!("{}", serde_json::to_string_pretty(&v).expect("summary serializes"));
     eprintln!("wall {:?}", t.elapsed());
-    if std::env::var("TRACE").is_ok() {
-        for t in &out.tables {
-            if t.name.starts_with("tcp/") && !t.name.ends_with("receiver") {
-                if let (Some(lasthop_sim::Column::F64(time)), Some(lasthop_sim::Column::Str(ev)), Some(lasthop_sim::Column::U64(cw)), Some(lasthop_sim::Column::U64(fl))) =
-                    (t.column("time_s"), t.column("event"), t.column("cwnd_bytes"), t.column("flight_bytes"))
-                {
-                    for i in 0..time.len() {
-                        if ev[i] != "ack" || i % 50 == 0 {
-                            println!("{:.4} {} cwnd={} flight={}", time[i], ev[i], cw[i], fl[i]);
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
