@@ -607,7 +607,10 @@ impl Simulation {
         if let Some(victim) = self.wlans[w].dcf.enqueue(self.now, from as usize, Frame { pkt: id, ..frame }) {
             self.discard(victim.pkt, DropCause::Queue);
         }
-        self.schedule_wlan(w);
+        // Only a frame that became its station's head can move the next transmission earlier.
+        if self.wlans[w].dcf.queue_len(from as usize) == 1 {
+            self.schedule_wlan(w);
+        }
     }
 
     /// Schedules the WLAN's next decision if it is earlier than the pending one.
