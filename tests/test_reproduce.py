@@ -78,3 +78,23 @@ def test_ng_snoop_directions(tmp_path):
     assert row("two downloads at 30 %, MH1", 0.3).speed_up > 1.3 and row("two downloads at 30 %, MH2", 0.3).speed_up > 1.3
     assert row("Snoop for MH1 only, MH1", 0.3).speed_up > 1.3
     assert row("Snoop for MH1 only, MH2", 0.3).speed_up > 0.67, "the plain mobile is not penalized"
+
+
+def test_botta_hetperf_directions(tmp_path):
+    t = reproduce("botta-hetperf", tmp_path, quick=True).table
+    high = t[t.load == "high"]
+    for config in ["wireless2wired (AP)", "wireless2wireless (ad hoc)"]:
+        sub = high[high.configuration == config]
+        # Saturated by one sender: Bianchi's n = 1 throughput is the ceiling (paper: an upper bound
+        # for UDP), reached within the run's sampling noise.
+        ratio = sub.rx_mbps / sub.bianchi_n1_mbps
+        assert (ratio < 1.01).all() and (ratio > 0.95).all(), ratio.tolist()
+    # Through the AP a wireless-to-wireless packet uses the channel twice: about half the ad hoc rate.
+    ap = high[high.configuration == "wireless2wireless (AP)"].rx_mbps.to_numpy()
+    adhoc = high[high.configuration == "wireless2wireless (ad hoc)"].rx_mbps.to_numpy()
+    assert ((ap / adhoc > 0.45) & (ap / adhoc < 0.6)).all(), (ap / adhoc).tolist()
+    # Loss grows with load on the WLAN; Ethernet carries everything up to its 100 Mb/s.
+    w = t[t.configuration == "wireless2wired (AP)"].groupby("load").loss.mean()
+    assert w["low"] < w["medium"] < w["high"]
+    eth = t[t.configuration == "wired2wired"]
+    assert (eth[eth.tx_mbps < 100].loss == 0).all()

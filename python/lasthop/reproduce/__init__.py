@@ -40,4 +40,4 @@ def reproduce(name: str, out: str | Path, quick: bool = False) -> Reproduction:
     return REGISTRY[name][1](out, quick=quick)
 
 
-from lasthop.reproduce import koga2005, ng_snoop, palazzi2006  # noqa: E402,F401  (they register themselves)
+from lasthop.reproduce import botta_hetperf, koga2005, ng_snoop, palazzi2006  # noqa: E402,F401  (they register themselves)
