@@ -645,9 +645,9 @@ pub struct TcpParams {
     pub receiver_awnd: Option<ReceiverAwndParams>,
 }
 
-fn default_retransmissions() -> u32 {
-    2
-}
+/// Eq. 1's retransmission count when it is neither given nor observable (Koga et al.: "two
+/// retransmissions are actually executed in most of the simulation cases").
+pub const DEFAULT_AWND_RETRANSMISSIONS: u32 = 2;
 
 /// Inputs of Koga et al.'s awnd: the window is round(awnd) full-sized segments.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -659,9 +659,11 @@ pub struct ReceiverAwndParams {
     pub udp_rate: BitRate,
     /// Propagation delay of the wireless link (the paper: 30 ms).
     pub propagation: Duration,
-    /// Layer-2 retransmissions observed (the paper: 2 in most cases).
-    #[serde(default = "default_retransmissions")]
-    pub retransmissions: u32,
+    /// Layer-2 retransmissions in eq. 1. Omitted: observed live from the W-CDMA downlink that
+    /// delivers to this receiver (the most any PDU needed in the last second, at least 1), or 2
+    /// (the paper's observation) if the receiver is not behind a W-CDMA channel.
+    #[serde(default)]
+    pub retransmissions: Option<u32>,
     /// TCP packet size (default 1500 B).
     #[serde(default = "default_mtu")]
     pub packet_size: Bytes,

@@ -10,7 +10,7 @@
 use crate::apps::{Source, Transfer};
 use crate::engine::{End, Event, EventQueue};
 use crate::net::{flow_key, Channel, PacketArena, QueueTrace};
-use crate::scenario::Aqm;
+use crate::scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
 use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, Queued, FQ_CODEL_LIMIT};
 use crate::results::{Column, RunOutput, Table};
 use crate::scenario::{App, Edge, Scenario, Topology, Transport};
@@ -144,6 +144,9 @@ pub struct Simulation {
     /// SAP-LAW processors and, per node, the one attached there.
     saps: Vec<(String, SapLaw)>,
     snoops: Vec<SnoopState>,
+    /// Receivers whose awnd follows the retransmissions observed on an RLC downlink:
+    /// (flow, RLC entity, MSS, last retransmission count used, most used).
+    live_awnd: Vec<(usize, usize, u32, u32, u32)>,
     sap_at: Vec<Option<usize>>,
     captures: Vec<Capture>,
     /// next_node[node * n + dst]: the neighbour a packet for dst goes to.
@@ -299,6 +302,7 @@ impl Simulation {
             saps,
             sap_at,
             snoops,
+            live_awnd: Vec::new(),
             next_node,
             captures: Vec::new(),
             gens,
@@ -313,6 +317,15 @@ impl Simulation {
         };
         for (i, f) in scenario.flows.iter().enumerate() {
             let state = sim.build_flow(i, f, &topo, &rng);
+            // A receiver-based awnd without a fixed retransmission count follows the W-CDMA
+            // downlink that delivers to the receiver, if there is one.
+            if let (Some(r), FlowKind::Tcp(t)) = (f.tcp.as_ref().and_then(|p| p.receiver_awnd.as_ref()), &state.kind) {
+                if r.retransmissions.is_none() {
+                    if let Some(ri) = sim.rlcs.iter().position(|x| x.to == state.dst && x.name.ends_with(":down")) {
+                        sim.live_awnd.push((i, ri, t.server.mss(), DEFAULT_AWND_RETRANSMISSIONS, 0));
+                    }
+                }
+            }
             sim.flows.push(state);
             sim.events.schedule(Time(f.start.0), Event::FlowStart { flow: i as u32 });
             if let Some(stop) = f.stop {
@@ -353,16 +366,10 @@ impl Simulation {
                 };
                 let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
                 let mut client = TcpSocket::new(cfg.clone(), SeqNum(isn.next_u32()));
-                // The receiver's interlayer window cap (Koga et al.), as a number of segments.
+                // The receiver's interlayer window cap (Koga et al.), as a number of segments; with
+                // live retransmission counts it starts from the default and follows the link.
                 let awnd_cap = p.receiver_awnd.as_ref().map(|r| {
-                    let a = ReceiverAwnd {
-                        link_bps: r.link_rate.0 as f64,
-                        udp_bps: r.udp_rate.0 as f64,
-                        propagation: r.propagation,
-                        retransmissions: r.retransmissions,
-                        packet_bytes: r.packet_size.0 as u32,
-                    };
-                    (a.awnd_packets().round().max(1.0) as u64) * cfg.mss as u64
+                    awnd_cap_bytes(r, r.retransmissions.unwrap_or(DEFAULT_AWND_RETRANSMISSIONS), cfg.mss)
                 });
                 let mut server = TcpSocket::new(TcpConfig { awnd_cap, ..cfg }, SeqNum(isn.next_u32()));
                 server.listen();
@@ -703,9 +710,30 @@ impl Simulation {
     fn on_rlc_arrive(&mut self, r: usize, tti: u64) {
         let mut out = std::mem::take(&mut self.rlc_out);
         let wake = self.rlcs[r].rlc.on_arrival(self.now, tti, &mut out);
+        if !self.live_awnd.is_empty() {
+            self.update_live_awnd(r);
+        }
         self.handle_rlc_outputs(r, &mut out);
         self.rlc_out = out;
         self.schedule_rlc_rx(r, wake);
+    }
+
+    /// Interlayer collaboration (Koga et al.): receivers behind RLC entity `r` recompute their
+    /// window from the retransmissions the link needed in the last second.
+    fn update_live_awnd(&mut self, r: usize) {
+        let observed = self.rlcs[r].rlc.observed_retransmissions(self.now, Duration::from_secs(1)).max(1);
+        for k in 0..self.live_awnd.len() {
+            let (fi, ri, mss, last, _) = self.live_awnd[k];
+            if ri != r || observed == last {
+                continue;
+            }
+            self.live_awnd[k].3 = observed;
+            self.live_awnd[k].4 = self.live_awnd[k].4.max(observed);
+            let params = self.scenario.flows[fi].tcp.as_ref().and_then(|p| p.receiver_awnd.clone()).expect("registered with params");
+            if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
+                t.server.set_awnd_cap(Some(awnd_cap_bytes(&params, observed, mss)));
+            }
+        }
     }
 
     fn on_rlc_rx(&mut self, r: usize) {
@@ -1129,6 +1157,7 @@ impl Simulation {
         let mut itable = Table::new("intervals");
         let mut cols: IntervalColumns = IntervalColumns::default();
         let mut tables = Vec::new();
+        let live_max: std::collections::BTreeMap<usize, u32> = self.live_awnd.iter().map(|e| (e.0, e.4)).collect();
         for fi in 0..self.flows.len() {
             let f = &mut self.flows[fi];
             let stop = f.stop.min(end);
@@ -1180,6 +1209,8 @@ impl Simulation {
                         "rto_ms": t.client.rto().as_millis_f64(),
                         "receiver_zero_windows": t.server.stats.zero_windows_advertised,
                         "bytes_read": t.read_total,
+                        "receiver_awnd_cap_bytes": t.server.awnd_cap(),
+                        "receiver_awnd_max_retransmissions": live_max.get(&fi).copied(),
                     }),
                 );
                 let trace = t.client.take_trace();
@@ -1403,6 +1434,18 @@ pub fn build_qdisc<T: Copy + Default>(aqm: Aqm, limit: lasthop_core::QueueLimit,
             params,
         ),
     }
+}
+
+/// Koga et al.'s eq. 3 as a window in bytes: round(awnd) full segments.
+fn awnd_cap_bytes(r: &crate::scenario::ReceiverAwndParams, retransmissions: u32, mss: u32) -> u64 {
+    let a = ReceiverAwnd {
+        link_bps: r.link_rate.0 as f64,
+        udp_bps: r.udp_rate.0 as f64,
+        propagation: r.propagation,
+        retransmissions: retransmissions.max(1),
+        packet_bytes: r.packet_size.0 as u32,
+    };
+    (a.awnd_packets().round().max(1.0) as u64) * mss as u64
 }
 
 /// Loads, builds and runs a scenario to its end.

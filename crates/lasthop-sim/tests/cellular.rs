@@ -49,3 +49,19 @@ fn packets_in_the_rlc_are_counted_until_delivered_or_dropped() {
     let [_, _, discards, out_of_order, _] = common::assert_conservation(&out);
     assert!(discards > 0 && out_of_order > 0, "discards ({discards}) and out-of-order drops ({out_of_order}) must occur");
 }
+
+#[test]
+fn receiver_awnd_follows_the_retransmissions_the_link_needs() {
+    // Koga et al. eq. 1 with T from layer 2. On an error-free channel no PDU is retransmitted and
+    // the count floors at 1: awnd = (12 000/352 000 + 0.06) · 352 000 / 12 000 = 1 + 1.76 = 2.76,
+    // 3 segments. On the Rayleigh channel (5.9 % FER) PDUs need retransmissions, up to two or
+    // more within a second, which makes T, and the window, grow (2 -> 5.52 -> 6 segments).
+    let awnd = r#"{ link_rate = "384kbps", udp_rate = "32kbps", propagation = "30ms" }"#;
+    let clean = run(&[("wcdma.radio.errors.model", "ideal"), ("flows.tcp.tcp.receiver_awnd", awnd)]);
+    let cap = |o: &RunOutput| u(&o.flow("tcp").unwrap()["tcp"]["receiver_awnd_cap_bytes"]);
+    assert_eq!(cap(&clean), 3 * 1460, "one retransmission assumed: round(2.76) = 3 segments");
+    let most = |o: &RunOutput| u(&o.flow("tcp").unwrap()["tcp"]["receiver_awnd_max_retransmissions"]);
+    assert_eq!(most(&clean), 1, "no retransmission observed: the floor of one");
+    let faded = run(&[("flows.tcp.tcp.receiver_awnd", awnd)]);
+    assert!(most(&faded) >= 2, "fading makes PDUs need two or more retransmissions: {}", most(&faded));
+}

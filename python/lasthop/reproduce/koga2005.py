@@ -40,7 +40,8 @@ def _config(name: str, rate: int) -> dict:
                 "wcdma.radio.priority_scheduling": True}
     awnd = {32: 6, 64: 5, 128: 4}[rate]  # the paper's optimum (and our rounding of eq. 3)
     return {**base, "wcdma.radio.max_retx_udp": 2, "wcdma.radio.waiting_timeout": "90ms",
-            "flows.tcp.tcp.receiver_awnd": f'{{ link_rate = "384kbps", udp_rate = "{rate}kbps", propagation = "30ms" }}',
+            # The paper fixes awnd at its calculated optimum (eq. 3 with two retransmissions).
+            "flows.tcp.tcp.receiver_awnd": f'{{ link_rate = "384kbps", udp_rate = "{rate}kbps", propagation = "30ms", retransmissions = 2 }}',
             "_awnd_packets": awnd}
 
 

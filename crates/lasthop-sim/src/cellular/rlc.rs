@@ -176,6 +176,8 @@ pub struct RlcAm {
     /// scheduling: the paper gives each class the same size).
     occupancy: [usize; 2],
     last_tti_index: Option<u64>,
+    /// (arrival time, most retransmissions any PDU of that TTI needed), for interlayer use.
+    recent_retx: VecDeque<(Time, u32)>,
     pub stats: RlcStats,
 }
 
@@ -197,8 +199,18 @@ impl RlcAm {
             rx_next: [0, 0],
             occupancy: [0, 0],
             last_tti_index: None,
+            recent_retx: VecDeque::new(),
             stats: RlcStats::default(),
         }
+    }
+
+    /// The most retransmissions any PDU received in the last `window` needed (layer-2
+    /// information a receiver-side mechanism may use).
+    pub fn observed_retransmissions(&mut self, now: Time, window: Duration) -> u32 {
+        while self.recent_retx.front().is_some_and(|&(t, _)| now.since(t) > window) {
+            self.recent_retx.pop_front();
+        }
+        self.recent_retx.iter().map(|&(_, r)| r).max().unwrap_or(0)
     }
 
     /// SDUs in the base-station buffer.
@@ -425,6 +437,13 @@ impl RlcAm {
     pub fn on_arrival(&mut self, now: Time, id: u64, out: &mut Vec<RlcOutput>) -> Option<Time> {
         // A TTI's record leaves `in_flight` at its feedback time, which is after its arrival.
         let t = *self.in_flight.iter().find(|t| t.id == id).expect("a TTI arrives before its feedback");
+        let most = (0..t.len)
+            .map(|k| self.sent_sns[t.start - self.sent_base + k])
+            .filter(|&sn| sn >= self.pdu_base)
+            .map(|sn| self.pdus[(sn - self.pdu_base) as usize].tx_count.saturating_sub(1))
+            .max()
+            .unwrap_or(0);
+        self.recent_retx.push_back((now, most));
         for k in 0..t.len {
             let sn = self.sent_sns[t.start - self.sent_base + k];
             if sn < self.pdu_base {

@@ -259,6 +259,19 @@ impl TcpSocket {
 
     // ------------------------------------------------------------------ observation
 
+    /// The MSS this endpoint announces.
+    pub fn mss(&self) -> u32 {
+        self.cfg.mss
+    }
+    pub fn awnd_cap(&self) -> Option<u64> {
+        self.cfg.awnd_cap
+    }
+
+    /// Changes the receiver-side window cap (an interlayer mechanism updating it live).
+    pub fn set_awnd_cap(&mut self, cap: Option<u64>) {
+        self.cfg.awnd_cap = cap;
+    }
+
     pub fn enable_trace(&mut self) {
         self.trace = Some(Vec::new());
     }
