@@ -775,6 +775,8 @@ impl Simulation {
         }
     }
 
+    /// Packet `id` reaches `node` from its neighbour `from` (over any kind of hop): captured,
+    /// shown to a Snoop agent on that interface, then delivered or forwarded.
     fn on_node_arrive(&mut self, node: u32, from: u32, id: u32) {
         let p = self.packets.take(id);
         if !self.captures.is_empty() {
@@ -865,18 +867,7 @@ impl Simulation {
 
     fn on_arrive(&mut self, chan: u32, id: u32) {
         let (node, from) = (self.channels[chan as usize].to, self.channels[chan as usize].from);
-        let p = self.packets.take(id);
-        if !self.captures.is_empty() {
-            self.capture(node, from, &p);
-        }
-        if !self.snoops.is_empty() && self.snoop_absorbs(node, from, &p) {
-            return;
-        }
-        if p.dst == node {
-            self.deliver(p);
-        } else {
-            self.send_from(node, p);
-        }
+        self.on_node_arrive(node, from, id);
     }
 
     fn deliver(&mut self, p: Packet) {

@@ -24,6 +24,24 @@ class Reproduction:
 REGISTRY: dict[str, tuple[str, Callable[..., Reproduction]]] = {}
 
 
+def finish_figure(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, logy: bool = False,
+                  legend_size: int | None = None) -> Path:
+    """Labels, grid and legend for a reproduction's figure; saves it as PNG and closes it."""
+    import matplotlib.pyplot as plt
+
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=legend_size)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def register(name: str, title: str):
     def wrap(fn):
         REGISTRY[name] = (title, fn)

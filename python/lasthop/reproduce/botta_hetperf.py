@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 
 import lasthop  # noqa: E402
 from lasthop.models import bianchi  # noqa: E402
-from lasthop.reproduce import Reproduction, register  # noqa: E402
+from lasthop.reproduce import Reproduction, finish_figure, register  # noqa: E402
 
 SIZES = [64, 128, 256, 512, 1024, 1500]  # IP packet sizes, as D-ITG's PS
 LOADS = {"low": "10ms", "medium": "1ms", "high": "100us"}  # IDT 1/100, 1/1000, 1/10000 s
@@ -67,16 +67,9 @@ def run(out: Path, quick: bool = False) -> Reproduction:
         ax.plot(sub.packet_size, sub.rx_mbps, marker="o", label=config)
     bound = [bianchi(1, s, "802.11b", llc_snap=True).throughput_bps / 1e6 for s in sizes]
     ax.plot(sizes, bound, "k--", label="Bianchi, 802.11b, n = 1 (upper bound)")
-    ax.set_yscale("log")
-    ax.set_xlabel("packet size (bytes)")
-    ax.set_ylabel("receiver-side throughput (Mb/s)")
-    ax.set_title("botta-hetperf — high load (IDT 1/10000 s), UDP, seed 1")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    figures.append(out / "botta_hetperf_high_load.png")
-    fig.savefig(figures[-1], dpi=110)
-    plt.close(fig)
+    figures.append(finish_figure(fig, ax, out / "botta_hetperf_high_load.png", "packet size (bytes)",
+                                 "receiver-side throughput (Mb/s)",
+                                 "botta-hetperf — high load (IDT 1/10000 s), UDP, seed 1", logy=True, legend_size=7))
 
     notes = [
         "Bianchi's single-station saturation throughput bounds every 802.11b configuration from above, as the "

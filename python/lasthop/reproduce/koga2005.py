@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 
 import lasthop  # noqa: E402
 from lasthop.models.awnd import koga_awnd  # noqa: E402
-from lasthop.reproduce import Reproduction, register  # noqa: E402
+from lasthop.reproduce import Reproduction, finish_figure, register  # noqa: E402
 
 # 260-byte IP packets: one every 65 / 32.5 / 16.25 ms is 32 / 64 / 128 kb/s.
 RATES = {32: "65ms", 64: "32.5ms", 128: "16.25ms"}
@@ -93,16 +93,9 @@ def run(out: Path, quick: bool = False) -> Reproduction:
         fig, ax = plt.subplots(figsize=(7, 4))
         for label, ys in curves.items():
             ax.plot(xs, ys, marker="o", label=label)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("UDP loss, transport + application (%)")
         ax.set_yscale("symlog", linthresh=1)
-        ax.set_title(f"koga2005 — {title}, seed 1")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        figures.append(out / fname)
-        fig.savefig(figures[-1], dpi=110)
-        plt.close(fig)
+        figures.append(finish_figure(fig, ax, out / fname, xlabel, "UDP loss, transport + application (%)",
+                                     f"koga2005 — {title}, seed 1"))
 
     notes = [
         "SDUs that complete after the waiting timeout go up late (deliver_late = true) in every row: with "

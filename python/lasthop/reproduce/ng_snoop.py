@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import lasthop  # noqa: E402
-from lasthop.reproduce import Reproduction, register  # noqa: E402
+from lasthop.reproduce import Reproduction, finish_figure, register  # noqa: E402
 
 TCP = ('{ mss = "2264B", receive_buffer = "8760B", send_buffer = "8760B", delayed_ack = "200ms", '
        'rto_initial = "1s", rto_min = "500ms", rto_max = "64s", window_scale = false }')
@@ -82,16 +82,9 @@ def run(out: Path, quick: bool = False) -> Reproduction:
     for direction, (plain, snoop) in curves.items():
         ax.plot([p * 100 for p in pers], plain, marker="o", label=f"{direction}, plain TCP")
         ax.plot([p * 100 for p in pers], snoop, marker="s", label=f"{direction}, Snoop")
-    ax.set_yscale("log")
-    ax.set_xlabel("packet error rate (%)")
-    ax.set_ylabel("response time of 100 000 B (s)")
-    ax.set_title("ng-snoop — response time vs packet error rate, seed 1")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    figures.append(out / "ng_snoop_response.png")
-    fig.savefig(figures[-1], dpi=110)
-    plt.close(fig)
+    figures.append(finish_figure(fig, ax, out / "ng_snoop_response.png", "packet error rate (%)",
+                                 "response time of 100 000 B (s)",
+                                 "ng-snoop — response time vs packet error rate, seed 1", logy=True, legend_size=8))
 
     d30 = next(r for r in rows if r["transfer"] == "MH download" and r["packet_error_rate"] == 0.3)
     notes = [

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import lasthop  # noqa: E402
-from lasthop.reproduce import Reproduction, register  # noqa: E402
+from lasthop.reproduce import Reproduction, finish_figure, register  # noqa: E402
 
 
 def _home(**overrides):
@@ -63,29 +63,17 @@ def run(out: Path, quick: bool = False) -> Reproduction:
     ax.plot(xs, [sap[c]["game_jitter_max_ms"] for c in xs], marker="o", label="max jitter")
     ax.plot(xs, [sap[c]["game_jitter_mean_ms"] for c in xs], marker="s", label="mean jitter")
     ax.axhline(regular["game_jitter_max_ms"], color="gray", linestyle="--", label="regular TCP, max")
-    ax.set_xlabel("SAP-LAW capacity C (Mb/s)")
-    ax.set_ylabel("game downlink jitter, |IPDV| (ms)")
-    ax.set_title("palazzi2006 — game jitter vs C (cf. the paper's Fig. 8), seed 1")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    figures.append(out / "palazzi2006_jitter_vs_C.png")
-    fig.savefig(figures[-1], dpi=110)
-    plt.close(fig)
+    figures.append(finish_figure(fig, ax, out / "palazzi2006_jitter_vs_C.png", "SAP-LAW capacity C (Mb/s)",
+                                 "game downlink jitter, |IPDV| (ms)",
+                                 "palazzi2006 — game jitter vs C (cf. the paper's Fig. 8), seed 1"))
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for q in [50, 100]:
         rs = sorted(k for k in mac if k[1] == q)
         ax.plot([k[0] for k in rs], [mac[k]["ftp_packets"] for k in rs], marker="o", label=f"AP queue {q}")
-    ax.set_xlabel("MAC data transmissions (retry_long)")
-    ax.set_ylabel("FTP packets received, 135-180 s")
-    ax.set_title("palazzi2006 — FTP throughput vs MAC retries (cf. Fig. 5), seed 1")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    figures.append(out / "palazzi2006_ftp_vs_retry.png")
-    fig.savefig(figures[-1], dpi=110)
-    plt.close(fig)
+    figures.append(finish_figure(fig, ax, out / "palazzi2006_ftp_vs_retry.png", "MAC data transmissions (retry_long)",
+                                 "FTP packets received, 135-180 s",
+                                 "palazzi2006 — FTP throughput vs MAC retries (cf. Fig. 5), seed 1"))
 
     notes = [
         "The MPEG-4/H.263 traces are synthesized from their published statistics (models.md §5.4), "
