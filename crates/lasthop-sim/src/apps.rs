@@ -161,7 +161,7 @@ impl Transfer {
     pub fn new(app: &App) -> Self {
         let total = match *app {
             App::Bulk { bytes } => bytes.map(|b| b.0),
-            App::File { bytes } => Some(bytes.0),
+            App::File { bytes, .. } => Some(bytes.0),
             App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } => Some(0),
         };
         Transfer { total, written: 0, stopped: false, backlog: 0 }

@@ -38,6 +38,11 @@ pub enum Event {
     RlcRx { rlc: u32 },
     /// A Snoop agent's local retransmission timer.
     SnoopTimer { snoop: u32 },
+    /// A host's CPU finished the application work in service (stale unless `generation`
+    /// is the CPU's current one).
+    CpuDone { node: u32, generation: u32 },
+    /// A host has processed a received packet, which now reaches its socket.
+    HostDeliver { pkt: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -6,6 +6,7 @@
 //! - [`net`]      packet arena and point-to-point channels (DropTail, serialization, loss)
 //! - [`tcp`]      the sans-I/O TCP endpoint: NewReno, SACK/RFC 6675, RTO, persist, delayed ACK
 //! - [`apps`]     CBR, on/off, bulk and file-transfer applications
+//! - [`host`]     end hosts that take time (CPU, storage, timer) and the file loop on them
 //! - [`sim`]      the simulation: builder, dispatch loop, results
 //! - [`results`]  summary + column tables, independent of file formats
 //! - [`bundled`]  scenarios compiled in (the default `dumbbell`)
@@ -14,6 +15,7 @@ pub mod apps;
 pub mod bundled;
 pub mod cellular;
 pub mod engine;
+pub mod host;
 pub mod net;
 pub mod pcap;
 pub mod results;

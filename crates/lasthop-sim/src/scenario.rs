@@ -102,6 +102,121 @@ pub struct Simulation {
 #[serde(deny_unknown_fields)]
 pub struct Node {
     pub name: String,
+    /// How long the host's own work takes (paper 000's slow PDA); omitted: infinitely fast.
+    #[serde(default)]
+    pub device: Option<Device>,
+}
+
+/// End hosts of Hur & Hong's test bed (paper 000, Table 2), as device parameters.
+///
+/// - `pda-ipaq3660`: Compaq iPAQ 3660, 206 MHz StrongARM, Windows CE 3.0, NOR flash, PCMCIA
+///   802.11b card. 1.2 ms per received packet (PIO over PCMCIA plus the stack), 0.3 ms per
+///   socket call, 2.9 Mb/s between application and socket, flash read 2.7 Mb/s and write at
+///   half that (Sect. 4.2: "writing takes 2 times longer than reading"; ~170 KB/s is what NOR
+///   word programming allows) with 1 ms per file operation, and a per-byte write cost growing
+///   7 % per MiB already in the file (the quadratic fit of Table 5's growing write/read ratio,
+///   within 1 % of its five points); 1 ms timer. The per-byte rates are calibrated so that a
+///   469 KB download takes Table 6's 4.6 s and the receive/send ratio starts near Table 3's
+///   1.53; the hur-hong2006 reproduction says what follows and what does not. Its stack
+///   announces reopened windows lazily: use `tcp.window_update = "delayed"` on flows it receives.
+/// - `pc-windows2000`: Pentium 4 2.4 GHz desktop: 10 µs per packet, 5 µs per call, 2 Gb/s
+///   copy, disk 400 Mb/s both ways; Windows 2000's 10 ms timer tick (`Sleep(1)` lasts 10 ms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DevicePreset {
+    PdaIpaq3660,
+    PcWindows2000,
+}
+
+/// A host's processing costs: a preset, any field of which may be overridden.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Device {
+    #[serde(default)]
+    pub preset: Option<DevicePreset>,
+    /// CPU time to take in one received packet (interrupt, driver, IP/TCP input, its ACK).
+    #[serde(default)]
+    pub packet_cost: Option<Duration>,
+    /// CPU time of one `send()` or `recv()` call.
+    #[serde(default)]
+    pub call_cost: Option<Duration>,
+    /// Rate of copying between application and socket buffers.
+    #[serde(default)]
+    pub copy_rate: Option<BitRate>,
+    /// Sequential storage reads (file transfers read the file from here).
+    #[serde(default)]
+    pub storage_read_rate: Option<BitRate>,
+    /// Sequential storage writes (file transfers write the received file here).
+    #[serde(default)]
+    pub storage_write_rate: Option<BitRate>,
+    /// CPU time per storage operation (one per application buffer).
+    #[serde(default)]
+    pub storage_op_cost: Option<Duration>,
+    /// Growth of the per-byte write cost per MiB already written to the file (0.07 = 7 %).
+    #[serde(default)]
+    pub storage_write_growth: Option<f64>,
+    /// Sleeps are rounded up to whole ticks of this timer.
+    #[serde(default)]
+    pub timer_granularity: Option<Duration>,
+}
+
+impl Device {
+    /// The preset's parameters with this table's overrides.
+    pub fn model(&self) -> crate::host::DeviceModel {
+        use crate::host::{DeviceModel, StorageModel};
+        let base = match self.preset {
+            None => DeviceModel::default(),
+            Some(DevicePreset::PdaIpaq3660) => DeviceModel {
+                packet_cost: Duration::from_micros(1200),
+                call_cost: Duration::from_micros(300),
+                copy_rate: Some(BitRate(2_900_000)),
+                storage: Some(StorageModel {
+                    read_rate: BitRate(2_700_000),
+                    write_rate: BitRate(1_350_000),
+                    op_cost: Duration::from_millis(1),
+                    write_growth_per_mib: 0.07,
+                }),
+                timer_granularity: Duration::from_millis(1),
+            },
+            Some(DevicePreset::PcWindows2000) => DeviceModel {
+                packet_cost: Duration::from_micros(10),
+                call_cost: Duration::from_micros(5),
+                copy_rate: Some(BitRate(2_000_000_000)),
+                storage: Some(StorageModel {
+                    read_rate: BitRate(400_000_000),
+                    write_rate: BitRate(400_000_000),
+                    op_cost: Duration::from_micros(20),
+                    write_growth_per_mib: 0.0,
+                }),
+                timer_granularity: Duration::from_millis(10),
+            },
+        };
+        let storage_given = self.storage_read_rate.is_some() || self.storage_write_rate.is_some();
+        let storage = match (base.storage, storage_given) {
+            (None, false) => None,
+            (s, _) => {
+                let s = s.unwrap_or(StorageModel {
+                    read_rate: BitRate(u64::MAX / 16),
+                    write_rate: BitRate(u64::MAX / 16),
+                    op_cost: Duration::ZERO,
+                    write_growth_per_mib: 0.0,
+                });
+                Some(StorageModel {
+                    read_rate: self.storage_read_rate.unwrap_or(s.read_rate),
+                    write_rate: self.storage_write_rate.unwrap_or(s.write_rate),
+                    op_cost: self.storage_op_cost.unwrap_or(s.op_cost),
+                    write_growth_per_mib: self.storage_write_growth.unwrap_or(s.write_growth_per_mib),
+                })
+            }
+        };
+        DeviceModel {
+            packet_cost: self.packet_cost.unwrap_or(base.packet_cost),
+            call_cost: self.call_cost.unwrap_or(base.call_cost),
+            copy_rate: self.copy_rate.or(base.copy_rate),
+            storage,
+            timer_granularity: self.timer_granularity.unwrap_or(base.timer_granularity),
+        }
+    }
 }
 
 /// A full-duplex point-to-point link; each direction has its own queue and loss process.
@@ -552,8 +667,27 @@ pub enum App {
         #[serde(default)]
         bytes: Option<Bytes>,
     },
-    /// One transfer of `bytes`; its response time is recorded.
-    File { bytes: Bytes },
+    /// One transfer of `bytes`; its response time is recorded (when the receiving application
+    /// has read, and with a device stored, the last byte). With any of the fields below, or a
+    /// `device` at either end, the two applications run Hur & Hong's file loop (paper 000) on
+    /// their hosts: blocking `send()`s of `message` bytes, `recv()`s and storage operations of
+    /// `app_buffer` bytes, and an inter-packet `Sleep` after each call.
+    File {
+        bytes: Bytes,
+        /// Bytes per `send()` (the paper's "packet size at the application layer"); default
+        /// 4096 with the file loop.
+        #[serde(default)]
+        message: Option<Bytes>,
+        /// Application buffer for `recv()` and storage operations; default 8KiB.
+        #[serde(default)]
+        app_buffer: Option<Bytes>,
+        /// Inter-packet delay after each `send()` (rounded to the sender's timer).
+        #[serde(default)]
+        send_delay: Option<Duration>,
+        /// Inter-packet delay after each `recv()` (rounded to the receiver's timer).
+        #[serde(default)]
+        receive_delay: Option<Duration>,
+    },
     /// Constant bit rate: `size` payload bytes every `interval`.
     Cbr { size: Bytes, interval: Duration },
     /// On/off source: while on, `size`-byte packets at `rate`.
@@ -640,9 +774,23 @@ pub struct TcpParams {
     /// Bytes per application read when `read_rate` is set (default 8KiB).
     #[serde(default)]
     pub read_size: Option<Bytes>,
+    /// When the receiver announces a window its application's reads opened: "immediate"
+    /// (default; Linux's rule) or "delayed" until the delayed-ACK timer fires, as the Windows CE
+    /// PDA of paper 000 does (its window updates lag by up to ~115 ms, Sect. 4.1).
+    #[serde(default)]
+    pub window_update: WindowUpdate,
     /// Koga et al.'s receiver-based advertised window (paper 004, eqs. 1-3) at the receiver.
     #[serde(default)]
     pub receiver_awnd: Option<ReceiverAwndParams>,
+}
+
+/// When a receive window opened by the application's reads is announced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowUpdate {
+    #[default]
+    Immediate,
+    Delayed,
 }
 
 /// Eq. 1's retransmission count when it is neither given nor observable (Koga et al.: "two
@@ -880,6 +1028,12 @@ impl Scenario {
                 p.push(format!("nodes[{i}].name must not be empty"));
             } else if nodes.insert(n.name.as_str(), i).is_some() {
                 p.push(format!("nodes[{i}].name {:?} is used twice; node names must be unique", n.name));
+            }
+            if let Some(d) = &n.device {
+                let nid = format!("nodes[{i}] ({:?}).device", n.name);
+                if d.storage_write_growth.is_some_and(|g| !(g.is_finite() && g >= 0.0)) {
+                    p.push(format!("{nid}.storage_write_growth must be a number ≥ 0 (0.07 = 7 % per MiB)"));
+                }
             }
         }
         let known = nodes.keys().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ");
@@ -1153,8 +1307,20 @@ impl Scenario {
             (App::Video { .. }, Transport::Tcp) => p.push(format!("{fid}.app: video runs over udp only")),
             _ => {}
         }
+        if let App::File { message, app_buffer, .. } = &f.app {
+            for (field, v) in [("message", message), ("app_buffer", app_buffer)] {
+                if v.is_some_and(|b| b.0 == 0) {
+                    p.push(format!("{fid}.app.{field} must be positive, e.g. \"4096B\""));
+                }
+            }
+            if self.uses_file_loop(f) && f.tcp.as_ref().is_some_and(|t| t.read_rate.is_some()) {
+                p.push(format!(
+                    "{fid}.tcp.read_rate cannot pace a file transfer whose hosts run the file loop (a device or app.message/app_buffer/send_delay/receive_delay); drop one of the two"
+                ));
+            }
+        }
         match &f.app {
-            App::File { bytes } if bytes.0 == 0 => p.push(format!("{fid}.app.bytes must be positive")),
+            App::File { bytes, .. } if bytes.0 == 0 => p.push(format!("{fid}.app.bytes must be positive")),
             App::Bulk { bytes: Some(b) } if b.0 == 0 => p.push(format!("{fid}.app.bytes must be positive")),
             App::Cbr { size, interval } => {
                 if size.0 == 0 {
@@ -1218,6 +1384,9 @@ impl Scenario {
             if t.read_size.is_some_and(|s| s.0 == 0) {
                 p.push(format!("{fid}.tcp.read_size must be positive"));
             }
+            if t.window_update == WindowUpdate::Delayed && !t.delayed_ack_enabled {
+                p.push(format!("{fid}.tcp.window_update = \"delayed\" waits for the delayed-ACK timer, but delayed_ack_enabled = false; enable it or use \"immediate\""));
+            }
             if t.initial_cwnd == Some(0) {
                 p.push(format!("{fid}.tcp.initial_cwnd must be at least 1 segment"));
             }
@@ -1226,6 +1395,18 @@ impl Scenario {
 
     pub fn name(&self, fallback: &str) -> String {
         self.simulation.name.clone().unwrap_or_else(|| fallback.to_string())
+    }
+
+    /// The device model of node `name` (the instant host if it has none).
+    pub fn device_of(&self, name: &str) -> crate::host::DeviceModel {
+        self.nodes.iter().find(|n| n.name == name).and_then(|n| n.device.as_ref()).map(Device::model).unwrap_or_default()
+    }
+
+    /// True when flow `f` is a file transfer run by Hur & Hong's file loop on its hosts.
+    pub fn uses_file_loop(&self, f: &Flow) -> bool {
+        let App::File { message, app_buffer, send_delay, receive_delay, .. } = &f.app else { return false };
+        let has_device = |n: &Spanned<String>| self.nodes.iter().any(|x| &x.name == n.get_ref() && x.device.is_some());
+        message.is_some() || app_buffer.is_some() || send_delay.is_some() || receive_delay.is_some() || has_device(&f.src) || has_device(&f.dst)
     }
 }
 

@@ -8,6 +8,7 @@
 //! mechanisms and captures that read them).
 
 use crate::apps::{Source, Transfer};
+use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
 use crate::engine::{End, Event, EventQueue};
 use crate::net::{flow_key, Channel, PacketArena, QueueTrace};
 use crate::scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
@@ -79,6 +80,10 @@ struct WlanState {
 
 /// Default bytes per application read when a read rate is set (paper 000's 8 KiB buffer).
 pub const DEFAULT_READ_SIZE: Bytes = Bytes(8 * 1024);
+/// The file loop's default `send()` size: paper 000's 4096-byte application packets.
+pub const DEFAULT_MESSAGE: Bytes = Bytes(4096);
+/// The file loop's default application buffer: paper 000's best, 8 KiB.
+pub const DEFAULT_APP_BUFFER: Bytes = Bytes(8 * 1024);
 
 struct TcpFlow {
     client: TcpSocket,
@@ -90,6 +95,14 @@ struct TcpFlow {
     read_total: u64,
     completed_at: Option<Time>,
     server_closed: bool,
+    /// Hur & Hong's file loop on the two hosts, for file transfers that use it.
+    file: Option<Box<FileLoop>>,
+}
+
+/// The two applications of a host-driven file transfer (see `host.rs`).
+struct FileLoop {
+    sender: FileSender,
+    receiver: FileReceiver,
 }
 
 enum FlowKind {
@@ -156,6 +169,9 @@ pub struct Simulation {
     gen_on_hop: Vec<u32>,
     n_nodes: usize,
     node_names: Vec<String>,
+    /// Per node: what its own work costs, and its CPU (used only by nodes with a device).
+    devices: Vec<DeviceModel>,
+    cpus: Vec<Cpu>,
     flows: Vec<FlowState>,
     scratch: Vec<Segment>,
     next_uid: u64,
@@ -309,6 +325,8 @@ impl Simulation {
             gen_on_hop,
             n_nodes: n,
             node_names: topo.names.clone(),
+            devices: topo.names.iter().map(|name| scenario.device_of(name)).collect(),
+            cpus: vec![Cpu::default(); n],
             flows: Vec::new(),
             scratch: Vec::new(),
             next_uid: 0,
@@ -363,6 +381,7 @@ impl Simulation {
                     dupack_threshold: p.dupack_threshold,
                     awnd_cap: None,
                     cubic: p.variant == "cubic",
+                    lazy_window_update: p.window_update == crate::scenario::WindowUpdate::Delayed,
                 };
                 let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
                 let mut client = TcpSocket::new(cfg.clone(), SeqNum(isn.next_u32()));
@@ -387,6 +406,16 @@ impl Simulation {
                     read_total: 0,
                     completed_at: None,
                     server_closed: false,
+                    file: self.scenario.uses_file_loop(f).then(|| {
+                        let App::File { bytes, message, app_buffer, send_delay, receive_delay } = &f.app else {
+                            unreachable!("the file loop runs file transfers only")
+                        };
+                        let buffer = app_buffer.unwrap_or(DEFAULT_APP_BUFFER).0;
+                        Box::new(FileLoop {
+                            sender: FileSender::new(bytes.0, message.unwrap_or(DEFAULT_MESSAGE).0, buffer, send_delay.unwrap_or_default()),
+                            receiver: FileReceiver::new(buffer, receive_delay.unwrap_or_default()),
+                        })
+                    }),
                 }))
             }
         };
@@ -559,6 +588,11 @@ impl Simulation {
             Event::RlcArrive { rlc, tti } => self.on_rlc_arrive(rlc as usize, tti),
             Event::RlcRx { rlc } => self.on_rlc_rx(rlc as usize),
             Event::SnoopTimer { snoop } => self.on_snoop_timer(snoop as usize),
+            Event::CpuDone { node, generation } => self.on_cpu_done(node, generation),
+            Event::HostDeliver { pkt } => {
+                let p = self.packets.take(pkt);
+                self.deliver(p);
+            }
         }
     }
 
@@ -785,7 +819,16 @@ impl Simulation {
         if !self.snoops.is_empty() && self.snoop_absorbs(node, from, &p) {
             return;
         }
-        if p.dst == node {
+        if p.dst == node && !self.devices[node as usize].is_instant() {
+            let id = self.packets.insert(p);
+            let cpu = &mut self.cpus[node as usize];
+            let (done, stretched) = cpu.packet(self.now, self.devices[node as usize].packet_cost);
+            if stretched {
+                let (at, generation) = (cpu.current_done_at(), cpu.generation);
+                self.events.schedule(at, Event::CpuDone { node, generation });
+            }
+            self.events.schedule(done, Event::HostDeliver { pkt: id });
+        } else if p.dst == node {
             self.deliver(p);
         } else {
             self.send_from(node, p);
@@ -912,6 +955,7 @@ impl Simulation {
                 t.client.connect(now, &mut out);
                 let is_cbr = matches!(self.scenario.flows[fi].app, App::Cbr { .. });
                 let read_paced = t.read_rate.is_some();
+                let file_loop = t.file.is_some();
                 self.emit_segments(fi, End::Client, &mut out);
                 self.scratch = out;
                 self.arm_tcp_timer(fi, End::Client);
@@ -920,6 +964,10 @@ impl Simulation {
                 }
                 if read_paced {
                     self.events.schedule(now, Event::AppRead { flow });
+                }
+                if file_loop {
+                    let src = self.flows[fi].src;
+                    self.cpu_push(src, Work::Send(flow));
                 }
             }
         }
@@ -939,6 +987,14 @@ impl Simulation {
         let now = self.now;
         if now >= self.flows[fi].stop {
             return;
+        }
+        if let FlowKind::Tcp(t) = &self.flows[fi].kind {
+            if t.file.is_some() {
+                // The sender's inter-packet sleep is over: its next send() queues for the CPU.
+                let src = self.flows[fi].src;
+                self.cpu_push(src, Work::Send(flow));
+                return;
+            }
         }
         match &mut self.flows[fi].kind {
             FlowKind::Udp(src) => {
@@ -995,6 +1051,10 @@ impl Simulation {
 
     /// Lets the sending application write what it wants and the socket accepts.
     fn pump_writer(&mut self, fi: usize) {
+        if matches!(&self.flows[fi].kind, FlowKind::Tcp(t) if t.file.is_some()) {
+            self.file_send_unblock(fi);
+            return;
+        }
         let now = self.now;
         let mut out = std::mem::take(&mut self.scratch);
         if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
@@ -1016,9 +1076,15 @@ impl Simulation {
         let fi = flow as usize;
         let now = self.now;
         let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { return };
+        if t.file.is_some() {
+            // The receiver's inter-packet sleep is over: its next recv() queues for the CPU.
+            let dst = self.flows[fi].dst;
+            self.cpu_push(dst, Work::Recv(flow));
+            return;
+        }
         let Some(rate) = t.read_rate else { return };
         let size = t.read_size;
-        self.read_server(fi, size);
+        let _ = self.read_server(fi, size);
         let done = matches!(&self.flows[fi].kind, FlowKind::Tcp(t) if t.server_closed);
         if !done && now < self.end {
             self.events.schedule(now + rate.tx_time(size), Event::AppRead { flow });
@@ -1027,12 +1093,14 @@ impl Simulation {
 
     /// The receiving application reads up to `max` bytes; closes its side once the peer's FIN
     /// has arrived and everything is read.
-    fn read_server(&mut self, fi: usize, max: u64) {
+    fn read_server(&mut self, fi: usize, max: u64) -> u64 {
         let now = self.now;
         let mut out = std::mem::take(&mut self.scratch);
         let f = &mut self.flows[fi];
+        let mut read = 0;
         if let FlowKind::Tcp(t) = &mut f.kind {
             let n = t.server.read(now, max, &mut out);
+            read = n;
             if n > 0 {
                 t.read_total += n;
                 f.forward.on_delivered(now, n);
@@ -1048,6 +1116,168 @@ impl Simulation {
         self.emit_segments(fi, End::Server, &mut out);
         self.scratch = out;
         self.arm_tcp_timer(fi, End::Server);
+        read
+    }
+
+    // ------------------------------------------------------------------ host CPUs and the file loop
+
+    /// Queues work on `node`'s CPU, starting it if the CPU was idle.
+    fn cpu_push(&mut self, node: u32, work: Work) {
+        if self.cpus[node as usize].push(work) {
+            self.cpu_start(node);
+        }
+    }
+
+    /// Starts the next application items on `node`'s CPU until one takes time.
+    fn cpu_start(&mut self, node: u32) {
+        let n = node as usize;
+        while let Some(work) = self.cpus[n].start_next() {
+            let d = self.work_started(node, work);
+            if d.0 > 0 {
+                let done = self.cpus[n].run_current(self.now, d);
+                let generation = self.cpus[n].generation;
+                self.events.schedule(done, Event::CpuDone { node, generation });
+                return;
+            }
+            self.cpus[n].finish();
+            self.work_done(work);
+        }
+    }
+
+    fn on_cpu_done(&mut self, node: u32, generation: u32) {
+        if self.cpus[node as usize].generation != generation {
+            return; // packets stretched the item; a later completion is scheduled
+        }
+        if let Some(work) = self.cpus[node as usize].finish() {
+            self.work_done(work);
+        }
+        self.cpu_start(node);
+    }
+
+    /// What starting `work` does at once, and how long it occupies the CPU.
+    fn work_started(&mut self, node: u32, work: Work) -> Duration {
+        let dev = self.devices[node as usize];
+        match work {
+            Work::Send(flow) => {
+                let fi = flow as usize;
+                let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { unreachable!("file loop on a TCP flow") };
+                let fl = t.file.as_mut().expect("file loop");
+                match fl.sender.next_message() {
+                    Some(n) => dev.send_cost(n, fl.sender.app_buffer),
+                    None => Duration::ZERO,
+                }
+            }
+            Work::Recv(flow) => {
+                let fi = flow as usize;
+                let before = match &self.flows[fi].kind {
+                    FlowKind::Tcp(t) => t.completed_at,
+                    _ => unreachable!("file loop on a TCP flow"),
+                };
+                let max = match &self.flows[fi].kind {
+                    FlowKind::Tcp(t) => t.file.as_ref().expect("file loop").receiver.app_buffer,
+                    _ => unreachable!(),
+                };
+                let n = self.read_server(fi, max);
+                let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { unreachable!() };
+                let fl = t.file.as_mut().expect("file loop");
+                if n == 0 {
+                    fl.receiver.waiting = true;
+                    return Duration::ZERO;
+                }
+                let d = dev.receive_cost(fl.receiver.written, n, fl.receiver.app_buffer);
+                fl.receiver.written += n;
+                // The transfer is complete when the last byte is stored, not when it is read.
+                if before.is_none() && t.completed_at.is_some() {
+                    t.completed_at = None;
+                    fl.receiver.storing_last = true;
+                }
+                d
+            }
+        }
+    }
+
+    /// What finishing `work` does.
+    fn work_done(&mut self, work: Work) {
+        match work {
+            Work::Send(flow) => {
+                let fi = flow as usize;
+                let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { unreachable!() };
+                let fl = t.file.as_mut().expect("file loop");
+                if fl.sender.pending == 0 {
+                    // Nothing left to send: the application closes its socket.
+                    let mut out = std::mem::take(&mut self.scratch);
+                    t.client.close(self.now, &mut out);
+                    self.emit_segments(fi, End::Client, &mut out);
+                    self.scratch = out;
+                    self.arm_tcp_timer(fi, End::Client);
+                } else {
+                    fl.sender.blocked = true;
+                    self.file_send_unblock(fi);
+                }
+            }
+            Work::Recv(flow) => {
+                let fi = flow as usize;
+                let (dst, dev) = (self.flows[fi].dst, self.devices[self.flows[fi].dst as usize]);
+                let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { unreachable!() };
+                let fl = t.file.as_mut().expect("file loop");
+                if fl.receiver.storing_last {
+                    fl.receiver.storing_last = false;
+                    t.completed_at = Some(self.now);
+                }
+                if fl.receiver.waiting {
+                    return; // blocked in recv(); data or the FIN wakes it (file_recv_wake)
+                }
+                let sleep = dev.sleep(fl.receiver.delay);
+                if sleep.0 == 0 {
+                    self.cpu_push(dst, Work::Recv(flow));
+                } else {
+                    self.events.schedule(self.now + sleep, Event::AppRead { flow });
+                }
+            }
+        }
+    }
+
+    /// A blocked `send()` hands the socket what fits; once the whole message is in, the
+    /// application sleeps its inter-packet delay and sends the next one.
+    fn file_send_unblock(&mut self, fi: usize) {
+        let now = self.now;
+        let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { return };
+        let Some(fl) = t.file.as_mut() else { return };
+        if !fl.sender.blocked {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        let n = t.client.write(now, fl.sender.pending, &mut out);
+        fl.sender.pending -= n;
+        let done = fl.sender.pending == 0;
+        if done {
+            fl.sender.blocked = false;
+        }
+        let delay = fl.sender.delay;
+        self.emit_segments(fi, End::Client, &mut out);
+        self.scratch = out;
+        self.arm_tcp_timer(fi, End::Client);
+        if done {
+            let src = self.flows[fi].src;
+            let sleep = self.devices[src as usize].sleep(delay);
+            let flow = fi as u32;
+            if sleep.0 == 0 {
+                self.cpu_push(src, Work::Send(flow));
+            } else {
+                self.events.schedule(now + sleep, Event::AppSend { flow });
+            }
+        }
+    }
+
+    /// Data or a FIN reached a file receiver blocked in `recv()`: its call resumes.
+    fn file_recv_wake(&mut self, fi: usize) {
+        let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { return };
+        let Some(fl) = t.file.as_mut() else { return };
+        if fl.receiver.waiting && (t.server.readable() > 0 || (t.server.fin_received() && !t.server_closed)) {
+            fl.receiver.waiting = false;
+            let dst = self.flows[fi].dst;
+            self.cpu_push(dst, Work::Recv(fi as u32));
+        }
     }
 
     // ------------------------------------------------------------------ TCP glue
@@ -1061,15 +1291,17 @@ impl Simulation {
                 End::Client => t.client.on_segment(now, seg, &mut out),
                 End::Server => t.server.on_segment(now, seg, &mut out),
             }
-            t.read_rate.is_none()
+            t.read_rate.is_none() && t.file.is_none()
         };
         self.emit_segments(fi, end, &mut out);
         self.scratch = out;
         self.arm_tcp_timer(fi, end);
         match end {
             End::Client => self.pump_writer(fi),
-            End::Server if unpaced_reader => self.read_server(fi, u64::MAX),
-            End::Server => {}
+            End::Server if unpaced_reader => {
+                let _ = self.read_server(fi, u64::MAX);
+            }
+            End::Server => self.file_recv_wake(fi),
         }
     }
 
@@ -1199,6 +1431,9 @@ impl Simulation {
                         "srtt_ms": t.client.srtt().map(|d| d.as_millis_f64()),
                         "rto_ms": t.client.rto().as_millis_f64(),
                         "receiver_zero_windows": t.server.stats.zero_windows_advertised,
+                        "receiver_min_open_window_bytes": t.server.stats.min_open_window_advertised,
+                        "sender_min_open_window_bytes": t.client.stats.min_open_window_advertised,
+                        "bytes_stored": t.file.as_ref().map(|f| f.receiver.written),
                         "bytes_read": t.read_total,
                         "receiver_awnd_cap_bytes": t.server.awnd_cap(),
                         "receiver_awnd_max_retransmissions": live_max.get(&fi).copied(),
@@ -1342,6 +1577,11 @@ impl Simulation {
                 "connections_closed": s.agent.stats.connections_closed,
             })).collect::<Vec<_>>(),
             "error_generators": self.gens.iter().map(|g| json!({ "dropped": g.dropped, "spared": g.spared })).collect::<Vec<_>>(),
+            "hosts": (0..self.n_nodes).filter(|&n| !self.devices[n].is_instant()).map(|n| json!({
+                "node": self.node_names[n],
+                "cpu_busy_s": self.cpus[n].busy().as_secs_f64(),
+                "cpu_utilization": self.cpus[n].busy().as_secs_f64() / end.as_secs_f64().max(1e-12),
+            })).collect::<Vec<_>>(),
         });
         RunOutput { summary, tables: all }
     }

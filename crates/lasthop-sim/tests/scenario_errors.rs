@@ -76,6 +76,19 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
             &["wlans[0] (\"w\").stations names unknown node \"ghost\"", "data_rate 11Mbps is not a rate of 802.11g", "6Mbps, 9Mbps"],
         ),
         ("[[flows]]", "[[wlans]]\nname = \"w\"\nstandard = \"802.11n\"\nstations = [\"a\", \"b\"]\n\n[[flows]]", &["unknown variant `802.11n`", "802.11b", "802.11g"]),
+        ("name = \"island\"", "name = \"island\"\ndevice = { preset = \"nokia\" }", &["line 12", "unknown variant `nokia`", "pda-ipaq3660", "pc-windows2000"]),
+        ("name = \"b\"", "name = \"b\"\ndevice = { copy_rate = \"0bps\" }", &["line 9", "invalid rate \"0bps\": a rate must be positive"]),
+        ("name = \"b\"", "name = \"b\"\ndevice = { storage_write_growth = -1.0 }", &["nodes[1] (\"b\").device.storage_write_growth must be a number ≥ 0"]),
+        (
+            "app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }",
+            "app = { type = \"file\", bytes = \"1MB\", message = \"0B\" }\ntcp = { read_rate = \"1Mbps\" }",
+            &["flows[0] (\"f\").app.message must be positive", "tcp.read_rate cannot pace a file transfer whose hosts run the file loop"],
+        ),
+        (
+            "app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }",
+            "app = { type = \"bulk\" }\ntcp = { window_update = \"delayed\", delayed_ack_enabled = false }",
+            &["tcp.window_update = \"delayed\" waits for the delayed-ACK timer"],
+        ),
         (
             "[[flows]]",
             "[[error_generators]]\nnode = \"a\"\npeer = \"island\"\nrate = 0.1\n\n[[flows]]",

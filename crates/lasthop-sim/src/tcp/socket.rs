@@ -40,6 +40,9 @@ pub struct TcpConfig {
     pub awnd_cap: Option<u64>,
     /// CUBIC (RFC 9438) congestion avoidance instead of NewReno's.
     pub cubic: bool,
+    /// A window opened by a read is announced by the delayed-ACK timer instead of at once
+    /// (the PDA of paper 000, whose window updates lag its reads by up to ~115 ms).
+    pub lazy_window_update: bool,
 }
 
 impl Default for TcpConfig {
@@ -59,6 +62,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             awnd_cap: None,
             cubic: false,
+            lazy_window_update: false,
         }
     }
 }
@@ -103,6 +107,8 @@ pub struct TcpStats {
     pub rtt_samples: u64,
     pub dup_acks_received: u64,
     pub zero_windows_advertised: u64,
+    /// The smallest non-zero window advertised once synchronized (paper 000's Table 4).
+    pub min_open_window_advertised: Option<u64>,
 }
 
 /// What caused a trace sample.
@@ -423,8 +429,17 @@ impl TcpSocket {
         let n = max.min(self.rcv_unread);
         self.rcv_unread -= n;
         if n > 0 && self.window_update_due() {
-            self.send_ack(out);
-            self.record(now, TraceEvent::AdvertisedWindow, None);
+            match self.cfg.delayed_ack {
+                Some(t) if self.cfg.lazy_window_update => {
+                    if self.delack_deadline.is_none() {
+                        self.delack_deadline = Some(now + t);
+                    }
+                }
+                _ => {
+                    self.send_ack(out);
+                    self.record(now, TraceEvent::AdvertisedWindow, None);
+                }
+            }
         }
         n
     }
@@ -480,8 +495,12 @@ impl TcpSocket {
             let wnd = (edge - self.rcv_nxt).max(0) as u64;
             h.window = (wnd >> self.rcv_wscale_in_use()).min(65_535) as u16;
             self.rcv_adv = self.rcv_nxt + ((h.window as u64) << self.rcv_wscale_in_use()) as u32;
+            let advertised = (h.window as u64) << self.rcv_wscale_in_use();
             if h.window == 0 {
                 self.stats.zero_windows_advertised += 1;
+            } else if self.state != State::SynReceived {
+                let m = &mut self.stats.min_open_window_advertised;
+                *m = Some(m.map_or(advertised, |v| v.min(advertised)));
             }
             if self.sack_ok && !self.reassembly.is_empty() {
                 self.fill_sack_blocks(&mut h);
