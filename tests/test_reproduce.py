@@ -98,3 +98,33 @@ def test_botta_hetperf_directions(tmp_path):
     assert w["low"] < w["medium"] < w["high"]
     eth = t[t.configuration == "wired2wired"]
     assert (eth[eth.tx_mbps < 100].loss == 0).all()
+
+
+def test_hur_hong2006_directions(tmp_path):
+    rep = reproduce("hur-hong2006", tmp_path, quick=True)
+    d = rep.data
+    sizes = sorted(d["ratio"])
+    pda = [d["ratio"][k][0] for k in sizes]
+    # Table 3: the PDA's receive/send ratio is at least 1.5 (paper 1.53 at 235 KB) and grows with
+    # the file (paper 1.70 at 4688 KB); the PC client's is 1.0 (paper 0.99-1.0).
+    assert pda[0] >= 1.5 and all(b > a for a, b in zip(pda, pda[1:])), pda
+    assert pda[-1] - pda[0] > 0.08, pda
+    assert all(abs(d["ratio"][k][1] - 1.0) < 0.03 for k in sizes)
+    # Table 4: the PDA's window collapses from 32 581 B to a few hundred bytes (paper: 686 B);
+    # the PC's, as receiver, stays near its 17 520 B.
+    assert d["windows"]["pda_down"] < 1460 and d["windows"]["pc_up"] > 14_600
+    # Sect. 4.1: a larger PDA receive buffer shortens the receive time (8 KiB -> 32 581 B: by
+    # more than a third here); a larger PC send buffer never hurts.
+    b = d["buffers"]
+    assert b[(32_581, 8192)] < 0.66 * b[(8192, 8192)] and b[(16384, 8192)] < b[(8192, 8192)]
+    assert all(b[(r, 65535)] <= b[(r, 8192)] * 1.001 for r in (8192, 16384, 32_581))
+    # Sect. 4.2: the 8 KiB application buffer beats the small ones (paper: fastest at 8 KiB).
+    app = d["app_buffer"]
+    assert app[8192] < app[3072] < app[512]
+    # Table 6: downstream fastest without an inter-packet delay (4 622 ms vs 12 559+ ms).
+    ipd = d["ipd"]
+    assert ipd[None][1] < min(ipd[1][1], ipd[10][1], ipd[100][1])
+    # Table 7: the three remedies cut the receive time by about 61 %; we hold more than 40 %.
+    without, with_ = d["method"]
+    assert with_ < 0.6 * without
+    assert all(f.exists() for f in rep.figures)

@@ -58,4 +58,4 @@ def reproduce(name: str, out: str | Path, quick: bool = False) -> Reproduction:
     return REGISTRY[name][1](out, quick=quick)
 
 
-from lasthop.reproduce import botta_hetperf, koga2005, ng_snoop, palazzi2006  # noqa: E402,F401  (they register themselves)
+from lasthop.reproduce import botta_hetperf, hur_hong2006, koga2005, ng_snoop, palazzi2006  # noqa: E402,F401  (they register themselves)
