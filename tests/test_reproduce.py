@@ -22,7 +22,9 @@ def test_palazzi2006_directions(tmp_path):
     # jitter under 10 ms with SAP-LAW, tens of ms without (Figs. 4, 8, 10).
     assert sap18["ftp_packets"] >= regular["ftp_packets"]
     assert regular["game_jitter_max_ms"] > 2 * sap18["game_jitter_max_ms"]
-    assert sap18["game_jitter_max_ms"] < 15.0
+    # Over seeds 1-5 the median maximum jitter is under 10 ms (one run's maximum is set by one
+    # slow-start burst, 6.6-13 ms here).
+    assert sorted(d["sap18_seeds"])[2] < 10.0, d["sap18_seeds"]
     # Jitter statistics grow with C (Fig. 8).
     assert d["sap"][14]["game_jitter_max_ms"] <= sap18["game_jitter_max_ms"] <= d["sap"][22]["game_jitter_max_ms"]
     # Fewer MAC transmissions cut the queueing jitter and the FTP throughput (Figs. 5-7).

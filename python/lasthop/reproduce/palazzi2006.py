@@ -45,6 +45,15 @@ def run(out: Path, quick: bool = False) -> Reproduction:
         rows.append({"configuration": f"SAP-LAW C = {c} Mb/s", **r,
                      "paper_ftp_packets": 58677 if c == 18 else None,
                      "paper_game_jitter_max_ms": "< 10" if c == 18 else "grows with C (Fig. 8)"})
+    # One run's maximum jitter is a noisy statistic (one unlucky slow-start burst sets it), and the
+    # paper reports a single ns-2 run: take C = 18 Mb/s over five seeds and report the median.
+    seeds = [1, 2, 3, 4, 5]
+    sap18_max = [sap[18]["game_jitter_max_ms"]] + [
+        _home(**{"wlans.home.sap_law.capacity": "18Mbps", "simulation.seed": s})["game_jitter_max_ms"] for s in seeds[1:]]
+    median18 = float(pd.Series(sap18_max).median())
+    rows.append({"configuration": "SAP-LAW C = 18 Mb/s, seeds 1-5", "game_jitter_max_ms": median18,
+                 "paper_game_jitter_max_ms": "< 10",
+                 "ftp_packets": None, "ftp_mbps": None, "game_jitter_mean_ms": None, "game_jitter_var_ms2": None})
     mac = {}
     for retry in ([1, 4] if quick else [1, 2, 3, 4]):
         for q in [50, 100]:
@@ -83,11 +92,13 @@ def run(out: Path, quick: bool = False) -> Reproduction:
         f"({sap[18]['ftp_packets'] / regular['ftp_packets']:.2f}x against the paper's 1.06x). The paper does "
         "not give its TCP window or segment size; with our 1 MiB window and 1460 B MSS regular NewReno "
         "overshoots into the 50-packet AP queue and recovers slowly, which SAP-LAW's window cap avoids.",
-        f"With C = 18 Mb/s our game's maximum jitter is {sap[18]['game_jitter_max_ms']:.1f} ms against the "
-        "paper's 'under 10 ms': the residual is the RTS/CTS + 1500 B data exchange (~0.4 ms) times the "
-        "MAC retries of the FTP frames the game packet waits behind, which SAP-LAW cannot remove.",
+        f"With C = 18 Mb/s the game's maximum jitter over seeds 1-5 is {min(sap18_max):.1f}-{max(sap18_max):.1f} ms, "
+        f"median {median18:.1f} ms (paper: under 10 ms, one run). The largest values come from the FTP's last "
+        "slow-start round, which bursts into the AP queue before the window cap binds; after it the maximum "
+        "stays near 8 ms. SAP-LAW's RTT is the base RTT (minimum seen): a smoothed RTT would include the "
+        "queueing its own window causes and grant that queue back (seed 1: 13.0 instead of 10.6 ms).",
         "FQ-CoDel at the AP reaches a lower game jitter than SAP-LAW without touching TCP: it serves the "
         "sparse game flow first; SAP-LAW needs C to be tuned to the channel.",
     ]
     return Reproduction("palazzi2006", "SAP-LAW in the home entertainment scenario", table, notes, figures,
-                        {"regular": regular, "sap": sap, "mac": mac, "fq_codel": fq})
+                        {"regular": regular, "sap": sap, "mac": mac, "fq_codel": fq, "sap18_seeds": sap18_max})
