@@ -34,6 +34,11 @@ def test_palazzi2006_directions(tmp_path):
     assert d["mac"][(4, 100)]["ftp_packets"] > d["mac"][(4, 50)]["ftp_packets"]
     # FQ-CoDel beside them.
     assert d["fq_codel"]["game_jitter_max_ms"] < 10.0
+    # A different sender does not protect the game: CUBIC's and BBR's maximum jitter stay above
+    # SAP-LAW's median, while BBR moves more FTP data than NewReno.
+    for v in ("cubic", "bbr"):
+        assert d["senders"][v]["game_jitter_max_ms"] > sorted(d["sap18_seeds"])[2], v
+    assert d["senders"]["bbr"]["ftp_packets"] > regular["ftp_packets"]
     assert all(f.exists() for f in rep.figures)
 
 

@@ -733,7 +733,8 @@ fn default_periods() -> Periods {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpParams {
-    /// "newreno" (default; the papers') or "cubic" (RFC 9438 congestion avoidance).
+    /// "newreno" (default; the papers'), "cubic" (RFC 9438 congestion avoidance) or "bbr"
+    /// (BBR v1: paced at the estimated bottleneck rate, window 2 × BDP).
     #[serde(default = "default_variant")]
     pub variant: String,
     /// Maximum segment size; default MTU − 40 of the first link.
@@ -1360,8 +1361,8 @@ impl Scenario {
                 }
             }
         } else if let Some(t) = &f.tcp {
-            if t.variant != "newreno" && t.variant != "cubic" {
-                p.push(format!("{fid}.tcp.variant {:?} is not known; valid: \"newreno\", \"cubic\"", t.variant));
+            if !["newreno", "cubic", "bbr"].contains(&t.variant.as_str()) {
+                p.push(format!("{fid}.tcp.variant {:?} is not known; valid: \"newreno\", \"cubic\", \"bbr\"", t.variant));
             }
             if let (Some(mss), Some(mtu)) = (t.mss, path_mtu) {
                 if mss.0 == 0 || mss.0 + 40 > mtu {

@@ -381,6 +381,7 @@ impl Simulation {
                     dupack_threshold: p.dupack_threshold,
                     awnd_cap: None,
                     cubic: p.variant == "cubic",
+                    bbr: p.variant == "bbr",
                     lazy_window_update: p.window_update == crate::scenario::WindowUpdate::Delayed,
                 };
                 let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
@@ -1436,6 +1437,9 @@ impl Simulation {
                         "bytes_stored": t.file.as_ref().map(|f| f.receiver.written),
                         "bytes_read": t.read_total,
                         "receiver_awnd_cap_bytes": t.server.awnd_cap(),
+                        "bbr": t.client.bbr_state().map(|(bw, rtt, mode)| json!({
+                            "btl_bw_bps": bw, "rtprop_ms": rtt.map(|r| r.as_millis_f64()), "mode": mode,
+                        })),
                         "receiver_awnd_max_retransmissions": live_max.get(&fi).copied(),
                     }),
                 );

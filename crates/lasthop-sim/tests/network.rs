@@ -375,3 +375,46 @@ fn cubic_fills_a_long_fat_pipe_better_than_newreno() {
     eprintln!("CUBIC {:.1} Mb/s vs NewReno {:.1} Mb/s", cubic / 1e6, reno / 1e6);
     assert!(cubic > 1.15 * reno, "CUBIC {:.1} Mb/s vs NewReno {:.1} Mb/s", cubic / 1e6, reno / 1e6);
 }
+
+#[test]
+fn bbr_fills_the_pipe_without_filling_the_buffer() {
+    // 10 Mb/s, 50 ms base RTT (BDP 62.5 kB ≈ 43 segments), a 1000-packet buffer: loss-based
+    // CUBIC grows until the buffer overflows, so its packets queue for up to 1000 × 1.2 ms = 1.2 s;
+    // BBR paces at the bottleneck rate with at most 2 BDP in flight, so at most ~1 BDP (50 ms)
+    // queues (draft-cardwell-iccrg-bbr §4) while the link stays busy.
+    let bottleneck = "rate = \"10Mbps\"\ndelay = \"24ms\"\nqueue = \"1000p\"";
+    let flows = BULK.replace("1MiB", "4MiB");
+    let toml = dumbbell("60s", bottleneck, &flows);
+    let bbr = run(&toml, &[("flows.bulk.tcp.variant", "bbr")]);
+    let cubic = run(&toml, &[("flows.bulk.tcp.variant", "cubic")]);
+    let (g_bbr, g_cubic) = (goodput_between(&bbr, "bulk", 10.0, 60.0), goodput_between(&cubic, "bulk", 10.0, 60.0));
+    let delay = |o: &RunOutput| f(&o.flow("bulk").unwrap()["delay_ms"]["mean"]);
+    eprintln!("BBR {:.2} Mb/s {:.0} ms, CUBIC {:.2} Mb/s {:.0} ms", g_bbr / 1e6, delay(&bbr), g_cubic / 1e6, delay(&cubic));
+    let payload_rate = 10e6 * 1460.0 / 1500.0;
+    assert!(g_bbr > 0.93 * payload_rate, "BBR goodput {:.2} Mb/s", g_bbr / 1e6);
+    // One-way delay = 25 ms of propagation + queueing: BBR's mean stays within one BDP of
+    // queueing (< 75 ms), CUBIC's is several times larger.
+    assert!(delay(&bbr) < 75.0, "BBR mean one-way delay {:.0} ms", delay(&bbr));
+    assert!(delay(&cubic) > 3.0 * delay(&bbr), "CUBIC {:.0} ms vs BBR {:.0} ms", delay(&cubic), delay(&bbr));
+    let state = &bbr.flow("bulk").unwrap()["tcp"]["bbr"];
+    let bw = f(&state["btl_bw_bps"]);
+    // BtlBw counts payload bytes delivered: 10 Mb/s × 1460/1500 (±3 %).
+    assert!((bw / payload_rate - 1.0).abs() < 0.03, "BtlBw {bw:.0} b/s");
+    let rtprop = f(&state["rtprop_ms"]);
+    assert!((50.0..53.0).contains(&rtprop), "RTprop {rtprop:.1} ms vs 50 ms + serialization");
+}
+
+#[test]
+fn bbr_is_not_halved_by_random_loss() {
+    // 1 % random loss on 10 Mb/s × 50 ms: Mathis bounds NewReno near
+    // 1460 B × 8 / 0.05 s × 1.22 / √0.01 = 2.85 Mb/s; BBR v1 ignores random loss and keeps
+    // most of the link (its model: loss is not a congestion signal).
+    let bottleneck = "rate = \"10Mbps\"\ndelay = \"24ms\"\nqueue = \"100p\"\nloss_a_to_b = 0.01";
+    // Both with SACK, as BBR is deployed (Linux).
+    let toml = dumbbell("60s", bottleneck, &BULK.replace("send_buffer = \"1MiB\"", "send_buffer = \"1MiB\", sack = true"));
+    let reno = goodput_between(&run(&toml, &[]), "bulk", 10.0, 60.0);
+    let bbr = goodput_between(&run(&toml, &[("flows.bulk.tcp.variant", "bbr")]), "bulk", 10.0, 60.0);
+    eprintln!("BBR {:.2} Mb/s vs NewReno {:.2} Mb/s at 1 % loss", bbr / 1e6, reno / 1e6);
+    assert!(reno < 3.2e6, "NewReno {:.2} Mb/s should sit near Mathis' 2.85", reno / 1e6);
+    assert!(bbr > 2.0 * reno && bbr > 7e6, "BBR {:.2} Mb/s vs NewReno {:.2}", bbr / 1e6, reno / 1e6);
+}

@@ -3,6 +3,7 @@
 //! wraps each endpoint's segments into packets; the tests drive an endpoint directly with
 //! explicit time.
 
+pub mod bbr;
 pub mod cubic;
 pub mod newreno;
 pub mod ranges;

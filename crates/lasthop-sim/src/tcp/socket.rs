@@ -12,6 +12,7 @@
 //! which any receiver must answer with an ACK carrying its current window.
 
 use super::newreno::NewReno;
+use super::bbr::{Bbr, RateSampler};
 use super::ranges::RangeSet;
 use super::rtt::RttEstimator;
 use lasthop_core::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
@@ -40,6 +41,8 @@ pub struct TcpConfig {
     pub awnd_cap: Option<u64>,
     /// CUBIC (RFC 9438) congestion avoidance instead of NewReno's.
     pub cubic: bool,
+    /// BBR v1 (paced, model-based) instead of loss-based congestion control.
+    pub bbr: bool,
     /// A window opened by a read is announced by the delayed-ACK timer instead of at once
     /// (the PDA of paper 000, whose window updates lag its reads by up to ~115 ms).
     pub lazy_window_update: bool,
@@ -62,6 +65,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             awnd_cap: None,
             cubic: false,
+            bbr: false,
             lazy_window_update: false,
         }
     }
@@ -189,6 +193,9 @@ pub struct TcpSocket {
     rto_deadline: Option<Time>,
     persist_deadline: Option<Time>,
     persist_backoff: u32,
+    /// BBR with its delivery-rate sampler, and the earliest time the next segment may leave.
+    bbr: Option<Box<(Bbr, RateSampler)>>,
+    pace_at: Option<Time>,
     // --- receiver ---
     irs: SeqNum,
     rcv_nxt: SeqNum,
@@ -217,6 +224,7 @@ impl TcpSocket {
             cc.cubic = Some(Default::default());
         }
         let rcv_wscale = if cfg.window_scale { window_shift_for(cfg.recv_buffer) } else { 0 };
+        let initial_cwnd = cc.cwnd;
         TcpSocket {
             state: State::Closed,
             iss,
@@ -244,6 +252,8 @@ impl TcpSocket {
             rto_deadline: None,
             persist_deadline: None,
             persist_backoff: 0,
+            bbr: cfg.bbr.then(|| Box::new((Bbr::new(cfg.mss as u64, initial_cwnd), RateSampler::default()))),
+            pace_at: None,
             irs: SeqNum(0),
             rcv_nxt: SeqNum(0),
             rcv_wscale,
@@ -360,7 +370,8 @@ impl TcpSocket {
 
     /// The earliest pending timer, if any.
     pub fn poll_deadline(&self) -> Option<Time> {
-        [self.rto_deadline, self.persist_deadline, self.delack_deadline].into_iter().flatten().min()
+        let pace = self.pace_at.filter(|_| self.has_unsent());
+        [self.rto_deadline, self.persist_deadline, self.delack_deadline, pace].into_iter().flatten().min()
     }
 
     /// Runs every timer that has expired at `now`.
@@ -377,6 +388,59 @@ impl TcpSocket {
             self.rto_deadline = None;
             self.on_retransmission_timeout(now, out);
         }
+        if self.pace_at.is_some_and(|d| d <= now) {
+            // The pacing gap is over: send what the window allows (a new gap starts with it).
+            self.pace_at = None;
+            self.output(now, out);
+        }
+    }
+
+    /// What BBR counts as in flight: RFC 6675's pipe with SACK (SACKed and lost bytes left the
+    /// network), else the flight less one segment per duplicate ACK.
+    fn bbr_inflight(&self) -> u64 {
+        if self.sack_ok {
+            self.pipe()
+        } else {
+            self.flight_size().saturating_sub(self.dupacks as u64 * self.effective_mss())
+        }
+    }
+
+    /// BBR sees every ACK (new or duplicate) after the loss recovery above chose what to
+    /// resend, and sets the window itself.
+    fn bbr_on_ack(&mut self, now: Time, was_in_recovery: bool) {
+        if self.bbr.is_none() {
+            return;
+        }
+        let inflight = self.bbr_inflight();
+        let (una, entered, exited) = (self.snd_una, !was_in_recovery && self.in_recovery, was_in_recovery && !self.in_recovery);
+        let b = self.bbr.as_mut().expect("checked");
+        let sample = b.1.on_ack(now, una);
+        let newly = b.1.take_newly_delivered();
+        if entered {
+            b.0.on_enter_recovery(inflight);
+        }
+        if exited {
+            b.0.on_exit_recovery();
+        }
+        b.0.on_ack(now, sample, b.1.delivered, newly, inflight);
+        self.cc.cwnd = b.0.cwnd;
+    }
+
+    fn has_unsent(&self) -> bool {
+        self.snd_buf_end > self.snd_nxt || (self.fin_requested && !self.fin_sent_at_or_beyond(self.snd_nxt))
+    }
+
+    /// BBR's state for the summary: (BtlBw in bit/s, RTprop, mode).
+    pub fn bbr_state(&self) -> Option<(f64, Option<Duration>, &'static str)> {
+        self.bbr.as_ref().map(|b| {
+            let mode = match b.0.mode {
+                super::bbr::Mode::Startup => "startup",
+                super::bbr::Mode::Drain => "drain",
+                super::bbr::Mode::ProbeBw => "probe_bw",
+                super::bbr::Mode::ProbeRtt => "probe_rtt",
+            };
+            (b.0.btl_bw() * 8.0, b.0.min_rtt(), mode)
+        })
     }
 
     fn arm_rto(&mut self, now: Time) {
@@ -598,6 +662,12 @@ impl TcpSocket {
         }
         if len > 0 {
             self.stats.data_segments_sent += 1;
+            let inflight = (self.snd_max - self.snd_una).max(0) as u64;
+            if let Some(b) = self.bbr.as_mut() {
+                b.1.on_send(now, seq, end, inflight);
+                let gap = Duration(((len as f64 + 40.0) / b.0.pacing_rate * 1e9) as u64);
+                self.pace_at = Some(self.pace_at.map_or(now, |t| t.max(now)) + gap);
+            }
         }
         self.snd_max = self.snd_max.max(seg_end);
         if self.rto_deadline.is_none() {
@@ -631,6 +701,12 @@ impl TcpSocket {
             let unsent = (self.snd_buf_end - self.snd_nxt).max(0) as u64;
             let fin_pending = self.fin_requested && !self.fin_sent_at_or_beyond(self.snd_nxt);
             if unsent == 0 && !fin_pending {
+                if let Some(b) = self.bbr.as_mut() {
+                    let in_flight = (self.snd_nxt - self.snd_una).max(0) as u64;
+                    if in_flight < self.cc.cwnd {
+                        b.1.on_app_limited(in_flight);
+                    }
+                }
                 break;
             }
             let window = self.cc.cwnd.min(self.snd_wnd);
@@ -645,6 +721,9 @@ impl TcpSocket {
             let len = unsent.min(mss).min(usable) as u32;
             if len == 0 && !(unsent == 0 && fin_pending) {
                 break;
+            }
+            if self.bbr.is_some() && self.pace_at.is_some_and(|t| t > now) {
+                break; // paced: the timer sends it
             }
             if (len as u64) < mss && (len as u64) < unsent {
                 // Window-limited runt: wait for more window unless nothing is in flight
@@ -714,6 +793,10 @@ impl TcpSocket {
         }
         let flight = self.flight_size();
         self.cc.on_timeout(flight);
+        if let Some(b) = self.bbr.as_mut() {
+            b.0.on_timeout();
+            self.cc.cwnd = b.0.cwnd;
+        }
         // RFC 6582 §3.2 step 1 after an RTO: no fast retransmit until the ACK passes `recover`.
         self.recover = self.snd_max;
         self.in_recovery = false;
@@ -879,11 +962,16 @@ impl TcpSocket {
             for b in h.sack_blocks() {
                 if b.start > self.snd_una && b.end <= self.snd_max {
                     self.scoreboard.insert(b.start, b.end);
+                    if let Some(bb) = self.bbr.as_mut() {
+                        bb.1.on_sack(now, b.start, b.end);
+                    }
                 }
             }
         }
+        let was_in_recovery = self.in_recovery;
         if h.ack > self.snd_una {
             self.on_new_ack(now, h.ack, out);
+            self.bbr_on_ack(now, was_in_recovery);
         } else if h.ack == self.snd_una
             && seg.payload_len == 0
             && !h.flags.has(TcpFlags::FIN)
@@ -892,6 +980,7 @@ impl TcpSocket {
         {
             // RFC 5681 §2 definition of a duplicate ACK.
             self.on_duplicate_ack(now, out);
+            self.bbr_on_ack(now, was_in_recovery);
         }
     }
 

@@ -1,0 +1,535 @@
+//! BBR v1 (Cardwell et al., draft-cardwell-iccrg-bbr-congestion-control-00, as in Linux's
+//! `tcp_bbr.c`) with the delivery-rate estimator of draft-cheng-iccrg-delivery-rate-estimation.
+//!
+//! The model: BtlBw = windowed max of delivery-rate samples over 10 round trips, RTprop =
+//! windowed min of RTT samples over 10 s. Pacing rate = pacing_gain · BtlBw; cwnd =
+//! cwnd_gain · BtlBw · RTprop + 3 segments (Linux's allowance for ACK aggregation), at least 4.
+//! States: Startup (gains 2/ln 2 = 2.885) until BtlBw grew by less than 25 % in three rounds,
+//! Drain (pacing 1/2.885) until inflight ≤ BDP, ProbeBW (pacing gain cycle 1.25, 0.75, 1 × 6,
+//! each phase one RTprop, cwnd gain 2), ProbeRTT (cwnd 4 segments for 200 ms and a round) when
+//! RTprop has not been refreshed for 10 s. Loss: packet conservation during the first round of
+//! recovery, the pre-loss cwnd restored when recovery ends, one segment after an RTO (Linux).
+//!
+//! Deterministic choice: ProbeBW starts at the third phase (gain 1) where Linux draws a random
+//! phase; SACKed bytes are not counted as delivered (the sampler sees cumulative ACKs).
+
+use lasthop_core::packet::SeqNum;
+use lasthop_core::{Duration, Time};
+use std::collections::VecDeque;
+
+pub const HIGH_GAIN: f64 = 2.885; // 2 / ln 2
+const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+const BW_WINDOW_ROUNDS: u64 = 10;
+const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+const PROBE_RTT_TIME: Duration = Duration::from_millis(200);
+const MIN_CWND_SEGMENTS: u64 = 4;
+const FULL_BW_GROWTH: f64 = 1.25;
+const FULL_BW_ROUNDS: u32 = 3;
+/// Linux paces 1 % below the estimate to keep the bottleneck queue from growing.
+const PACING_MARGIN: f64 = 0.99;
+
+/// What one sent segment carried, for the delivery-rate estimator.
+#[derive(Clone, Copy, Debug)]
+struct TxRecord {
+    start: SeqNum,
+    end: SeqNum,
+    sent: Time,
+    delivered: u64,
+    delivered_time: Time,
+    first_sent: Time,
+    app_limited: bool,
+    retransmitted: bool,
+    /// Already counted as delivered by a SACK.
+    sacked: bool,
+}
+
+/// One delivery-rate sample (draft-cheng §3.3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Bytes per second.
+    pub delivery_rate: f64,
+    pub prior_delivered: u64,
+    pub is_app_limited: bool,
+    pub rtt: Option<Duration>,
+}
+
+/// The delivery-rate estimator: per-segment records, connection-wide delivered counters.
+#[derive(Clone, Debug, Default)]
+pub struct RateSampler {
+    records: VecDeque<TxRecord>,
+    pub delivered: u64,
+    delivered_time: Time,
+    first_sent_time: Time,
+    app_limited_until: u64,
+    /// The newest record delivered since the last sample (by SACK or cumulative ACK).
+    newest: Option<TxRecord>,
+    reported: u64,
+    /// Smallest RTT sampled, to reject samples over shorter intervals (ACK compression).
+    min_rtt: Option<Duration>,
+}
+
+impl RateSampler {
+    /// A segment [start, end) leaves at `now` with `inflight` bytes already out.
+    pub fn on_send(&mut self, now: Time, start: SeqNum, end: SeqNum, inflight: u64) {
+        if inflight == 0 {
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        let rec = TxRecord {
+            start,
+            end,
+            sent: now,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent: self.first_sent_time,
+            app_limited: self.app_limited_until > 0,
+            retransmitted: false,
+            sacked: false,
+        };
+        let mut touched = false;
+        for r in self.records.iter_mut().filter(|r| r.start < end && start < r.end) {
+            *r = TxRecord { start: r.start, end: r.end, retransmitted: true, ..rec };
+            touched = true;
+        }
+        if !touched {
+            self.records.push_back(rec);
+        }
+    }
+
+    /// Bytes delivered (cumulatively or by SACK) since the last call.
+    pub fn take_newly_delivered(&mut self) -> u64 {
+        let n = self.delivered - self.reported;
+        self.reported = self.delivered;
+        n
+    }
+
+    /// The sender has nothing to send with room in its window: samples taken until what is in
+    /// flight now has been delivered are app-limited.
+    pub fn on_app_limited(&mut self, inflight: u64) {
+        self.app_limited_until = (self.delivered + inflight).max(1);
+    }
+
+    fn deliver(&mut self, now: Time, r: TxRecord) {
+        self.delivered += (r.end - r.start).max(0) as u64;
+        self.delivered_time = now;
+        if self.newest.is_none_or(|n| r.delivered >= n.delivered) {
+            self.newest = Some(r);
+        }
+    }
+
+    /// A SACK block [start, end): the segments it covers are delivered now (as Linux counts
+    /// them), so a later cumulative ACK over them does not look like a burst.
+    pub fn on_sack(&mut self, now: Time, start: SeqNum, end: SeqNum) {
+        let covered: Vec<usize> =
+            (0..self.records.len()).filter(|&i| !self.records[i].sacked && self.records[i].start >= start && self.records[i].end <= end).collect();
+        for i in covered {
+            self.records[i].sacked = true;
+            let r = self.records[i];
+            self.deliver(now, r);
+        }
+    }
+
+    /// A cumulative ACK up to `ack` at `now`: the rate sample of the newest delivered segment.
+    pub fn on_ack(&mut self, now: Time, ack: SeqNum) -> Option<RateSample> {
+        while let Some(r) = self.records.front().copied() {
+            if r.end > ack {
+                break;
+            }
+            self.records.pop_front();
+            if !r.sacked {
+                self.deliver(now, r);
+            }
+        }
+        let p = self.newest.take()?;
+        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        self.first_sent_time = p.sent;
+        let send_elapsed = p.sent.since(p.first_sent);
+        let ack_elapsed = now.since(p.delivered_time);
+        let interval = send_elapsed.max(ack_elapsed);
+        let rtt = (!p.retransmitted).then(|| now.since(p.sent));
+        if let Some(r) = rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        // draft-cheng §3.3 / Linux: a sample over less than the minimum RTT is ACK compression
+        // or a stretched ACK, not a delivery rate.
+        if interval.0 == 0 || self.min_rtt.is_some_and(|m| interval < m) {
+            return Some(RateSample { delivery_rate: 0.0, prior_delivered: p.delivered, is_app_limited: true, rtt });
+        }
+        Some(RateSample {
+            delivery_rate: (self.delivered - p.delivered) as f64 / interval.as_secs_f64(),
+            prior_delivered: p.delivered,
+            is_app_limited: p.app_limited,
+            rtt,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    mss: u64,
+    pub mode: Mode,
+    bw_samples: VecDeque<(u64, f64)>,
+    min_rtt: Option<Duration>,
+    min_rtt_stamp: Time,
+    round_count: u64,
+    next_round_delivered: u64,
+    round_start: bool,
+    full_bw: f64,
+    full_bw_count: u32,
+    pub filled_pipe: bool,
+    cycle_index: usize,
+    cycle_stamp: Time,
+    probe_rtt_done: Option<Time>,
+    probe_rtt_round_done: bool,
+    prior_cwnd: u64,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    /// Bytes per second.
+    pub pacing_rate: f64,
+    pub cwnd: u64,
+    conservation_until_round: Option<u64>,
+    in_recovery: bool,
+}
+
+impl Bbr {
+    pub fn new(mss: u64, initial_cwnd: u64) -> Self {
+        Bbr {
+            mss,
+            mode: Mode::Startup,
+            bw_samples: VecDeque::new(),
+            min_rtt: None,
+            min_rtt_stamp: Time::ZERO,
+            round_count: 0,
+            next_round_delivered: 0,
+            round_start: false,
+            full_bw: 0.0,
+            full_bw_count: 0,
+            filled_pipe: false,
+            cycle_index: 0,
+            cycle_stamp: Time::ZERO,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            prior_cwnd: 0,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            // Linux: high_gain · initial cwnd / 1 ms until an RTT is known.
+            pacing_rate: HIGH_GAIN * initial_cwnd as f64 / 1e-3,
+            cwnd: initial_cwnd,
+            conservation_until_round: None,
+            in_recovery: false,
+        }
+    }
+
+    /// BtlBw: the largest sample of the last 10 rounds (bytes/s).
+    pub fn btl_bw(&self) -> f64 {
+        self.bw_samples.iter().map(|s| s.1).fold(0.0, f64::max)
+    }
+
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+
+    fn bdp(&self, gain: f64) -> Option<u64> {
+        let rtt = self.min_rtt?;
+        let bw = self.btl_bw();
+        (bw > 0.0).then(|| (gain * bw * rtt.as_secs_f64()) as u64)
+    }
+
+    /// An ACK delivered `acked` bytes; `inflight` is what remains in flight.
+    pub fn on_ack(&mut self, now: Time, rs: Option<RateSample>, delivered: u64, acked: u64, inflight: u64) {
+        if let Some(rs) = rs {
+            self.update_round(rs.prior_delivered, delivered);
+            if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw() {
+                self.bw_samples.push_back((self.round_count, rs.delivery_rate));
+            }
+            while self.bw_samples.front().is_some_and(|s| s.0 + BW_WINDOW_ROUNDS <= self.round_count) {
+                self.bw_samples.pop_front();
+            }
+            if self.mode == Mode::ProbeBw {
+                self.check_cycle_phase(now, inflight);
+            }
+            self.check_full_pipe(rs.is_app_limited);
+            self.check_drain(now, inflight);
+            self.update_min_rtt(now, rs.rtt, inflight, delivered);
+        }
+        self.set_pacing_rate();
+        self.set_cwnd(acked, inflight);
+    }
+
+    fn update_round(&mut self, prior_delivered: u64, delivered: u64) {
+        self.round_start = prior_delivered >= self.next_round_delivered;
+        if self.round_start {
+            self.next_round_delivered = delivered;
+            self.round_count += 1;
+            if self.conservation_until_round.is_some_and(|r| self.round_count > r) {
+                self.conservation_until_round = None;
+            }
+        }
+    }
+
+    fn check_full_pipe(&mut self, app_limited: bool) {
+        if self.filled_pipe || !self.round_start || app_limited {
+            return;
+        }
+        let bw = self.btl_bw();
+        if bw >= self.full_bw * FULL_BW_GROWTH {
+            self.full_bw = bw;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        if self.full_bw_count >= FULL_BW_ROUNDS {
+            self.filled_pipe = true;
+        }
+    }
+
+    fn check_drain(&mut self, now: Time, inflight: u64) {
+        if self.mode == Mode::Startup && self.filled_pipe {
+            self.mode = Mode::Drain;
+            self.pacing_gain = 1.0 / HIGH_GAIN;
+            self.cwnd_gain = HIGH_GAIN;
+        }
+        if self.mode == Mode::Drain && self.bdp(1.0).is_some_and(|b| inflight <= b) {
+            self.enter_probe_bw(now);
+        }
+    }
+
+    fn enter_probe_bw(&mut self, now: Time) {
+        self.mode = Mode::ProbeBw;
+        self.cwnd_gain = 2.0;
+        self.cycle_index = 2;
+        self.cycle_stamp = now;
+        self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index];
+    }
+
+    fn check_cycle_phase(&mut self, now: Time, inflight: u64) {
+        let Some(rtt) = self.min_rtt else { return };
+        let elapsed = now.since(self.cycle_stamp) > rtt;
+        let g = self.pacing_gain;
+        let advance = if g > 1.0 {
+            elapsed && self.bdp(g).is_some_and(|b| inflight >= b)
+        } else if g < 1.0 {
+            elapsed || self.bdp(1.0).is_some_and(|b| inflight <= b)
+        } else {
+            elapsed
+        };
+        if advance {
+            self.cycle_index = (self.cycle_index + 1) % PACING_GAIN_CYCLE.len();
+            self.cycle_stamp = now;
+            self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index];
+        }
+    }
+
+    fn update_min_rtt(&mut self, now: Time, rtt: Option<Duration>, inflight: u64, delivered: u64) {
+        let expired = now.since(self.min_rtt_stamp) > MIN_RTT_WINDOW;
+        if let Some(r) = rtt {
+            if self.min_rtt.is_none_or(|m| r <= m) || expired {
+                self.min_rtt = Some(r);
+                self.min_rtt_stamp = now;
+            }
+        }
+        if expired && self.mode != Mode::ProbeRtt && self.min_rtt.is_some() {
+            self.mode = Mode::ProbeRtt;
+            self.pacing_gain = 1.0;
+            self.cwnd_gain = 1.0;
+            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
+            self.probe_rtt_done = None;
+        }
+        if self.mode == Mode::ProbeRtt {
+            match self.probe_rtt_done {
+                None if inflight <= MIN_CWND_SEGMENTS * self.mss => {
+                    self.probe_rtt_done = Some(now + PROBE_RTT_TIME);
+                    self.probe_rtt_round_done = false;
+                    self.next_round_delivered = delivered;
+                }
+                Some(done) => {
+                    if self.round_start {
+                        self.probe_rtt_round_done = true;
+                    }
+                    if self.probe_rtt_round_done && now >= done {
+                        self.min_rtt_stamp = now;
+                        self.cwnd = self.cwnd.max(self.prior_cwnd);
+                        self.prior_cwnd = 0;
+                        if self.filled_pipe {
+                            self.enter_probe_bw(now);
+                        } else {
+                            self.mode = Mode::Startup;
+                            self.pacing_gain = HIGH_GAIN;
+                            self.cwnd_gain = HIGH_GAIN;
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn set_pacing_rate(&mut self) {
+        let bw = self.btl_bw();
+        if bw <= 0.0 {
+            return;
+        }
+        let rate = self.pacing_gain * bw * PACING_MARGIN;
+        if self.filled_pipe || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    fn set_cwnd(&mut self, acked: u64, inflight: u64) {
+        let floor = MIN_CWND_SEGMENTS * self.mss;
+        if self.conservation_until_round.is_some() {
+            self.cwnd = self.cwnd.max(inflight + acked);
+        } else if let Some(target) = self.bdp(self.cwnd_gain).map(|b| b + 3 * self.mss) {
+            if self.filled_pipe {
+                self.cwnd = (self.cwnd + acked).min(target);
+            } else if self.cwnd < target {
+                self.cwnd += acked;
+            }
+        } else {
+            self.cwnd += acked;
+        }
+        self.cwnd = self.cwnd.max(floor);
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd = self.cwnd.min(floor);
+        }
+    }
+
+    /// Fast retransmit: packet conservation for one round from what is in flight.
+    pub fn on_enter_recovery(&mut self, inflight: u64) {
+        if !self.in_recovery {
+            self.in_recovery = true;
+            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
+            self.cwnd = (inflight + self.mss).max(MIN_CWND_SEGMENTS * self.mss);
+            self.conservation_until_round = Some(self.round_count + 1);
+        }
+    }
+
+    /// Recovery ended: the pre-loss window comes back.
+    pub fn on_exit_recovery(&mut self) {
+        if self.in_recovery {
+            self.in_recovery = false;
+            self.conservation_until_round = None;
+            self.cwnd = self.cwnd.max(self.prior_cwnd);
+            self.prior_cwnd = 0;
+        }
+    }
+
+    /// Retransmission timeout: one segment (Linux's loss state), grown back by BBR's rules.
+    pub fn on_timeout(&mut self) {
+        self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
+        self.in_recovery = false;
+        self.conservation_until_round = None;
+        self.cwnd = self.mss;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    /// Drives BBR with an ideal pipe: `rate` bytes/s, `rtt`, one MSS-sized ACK per segment.
+    fn run_pipe(bbr: &mut Bbr, rs: &mut RateSampler, rate: f64, rtt_ms: u64, duration_ms: u64) -> Vec<(Time, Mode, u64, f64)> {
+        let mss = 1000u64;
+        let mut seq = SeqNum(0);
+        let mut acked = SeqNum(0);
+        let mut inflight: VecDeque<(Time, SeqNum)> = VecDeque::new();
+        let mut log = Vec::new();
+        let mut now = Time(0);
+        let mut next_tx = Time(0);
+        let mut link_free = Time(0);
+        while now.0 < duration_ms * MS {
+            // Send while cwnd and pacing allow.
+            let bytes_out = (seq - acked) as u64;
+            if bytes_out + mss <= bbr.cwnd && now >= next_tx {
+                rs.on_send(now, seq, seq + mss as u32, bytes_out);
+                let depart = link_free.max(now) + Duration((mss as f64 / rate * 1e9) as u64);
+                link_free = depart;
+                inflight.push_back((depart + Duration(rtt_ms * MS), seq + mss as u32));
+                seq = seq + mss as u32;
+                next_tx = now + Duration((mss as f64 / bbr.pacing_rate * 1e9) as u64);
+                continue;
+            }
+            // Next event: an ACK or the pacing time.
+            let ack_at = inflight.front().map(|a| a.0).unwrap_or(Time::MAX);
+            let t = if bytes_out + mss <= bbr.cwnd { ack_at.min(next_tx) } else { ack_at };
+            now = t;
+            while inflight.front().is_some_and(|a| a.0 <= now) {
+                let (_, end) = inflight.pop_front().unwrap();
+                let sample = rs.on_ack(now, end);
+                acked = end;
+                let out = (seq - acked) as u64;
+                bbr.on_ack(now, sample, rs.delivered, mss, out);
+                log.push((now, bbr.mode, bbr.cwnd, bbr.pacing_gain()));
+            }
+        }
+        log
+    }
+
+    #[test]
+    fn finds_the_bottleneck_and_round_trip_of_an_ideal_pipe() {
+        // 1.25 MB/s (10 Mb/s) with a 40 ms base RTT: BDP = 50 000 B.
+        let mut bbr = Bbr::new(1000, 10_000);
+        let mut rs = RateSampler::default();
+        let log = run_pipe(&mut bbr, &mut rs, 1.25e6, 40, 3_000);
+        let bw = bbr.btl_bw();
+        assert!((bw / 1.25e6 - 1.0).abs() < 0.03, "BtlBw {bw:.0} B/s vs 1 250 000");
+        let rtt = bbr.min_rtt().unwrap();
+        assert!((40 * MS..41 * MS).contains(&rtt.0), "RTprop {rtt:?} vs 40 ms + one serialization");
+        // Startup -> Drain -> ProbeBW, with cwnd = 2 · BDP + 3 segments = 103 000 B in ProbeBW.
+        assert!(bbr.filled_pipe);
+        assert_eq!(bbr.mode, Mode::ProbeBw);
+        let modes: Vec<Mode> = log.iter().map(|l| l.1).collect();
+        let first = |m| modes.iter().position(|x| *x == m);
+        assert!(first(Mode::Startup) < first(Mode::Drain) && first(Mode::Drain) < first(Mode::ProbeBw));
+        let expected = 2.0 * bw * rtt.as_secs_f64() + 3000.0;
+        assert!((bbr.cwnd as f64 / expected - 1.0).abs() < 0.02, "cwnd {} vs {expected:.0}", bbr.cwnd);
+    }
+
+    #[test]
+    fn probe_bw_cycles_its_pacing_gain() {
+        let mut bbr = Bbr::new(1000, 10_000);
+        let mut rs = RateSampler::default();
+        let log = run_pipe(&mut bbr, &mut rs, 1.25e6, 40, 6_000);
+        // In ProbeBW every gain of the cycle appears, and the phases last about one RTprop
+        // each: the eight phases take ~8 × 40 ms, so 6 s see the probing gain ~15 times.
+        let probe: Vec<&(Time, Mode, u64, f64)> = log.iter().filter(|l| l.1 == Mode::ProbeBw).collect();
+        let gains: std::collections::BTreeSet<u64> = probe.iter().map(|l| (l.3 * 100.0).round() as u64).collect();
+        assert_eq!(gains, [75, 100, 125].into_iter().collect());
+        let entries = probe.windows(2).filter(|w| w[1].3 > 1.0 && w[0].3 <= 1.0).count();
+        assert!((10..=20).contains(&entries), "{entries} probing phases in ~5.7 s of ProbeBW");
+    }
+
+    #[test]
+    fn rate_sample_by_hand() {
+        // Two 1000-B segments sent at 0 and 1 ms on an idle connection, acked at 50 and 51 ms:
+        // the second ACK's sample: delivered 2000 - 0... its record (delivered 0 at send, first
+        // sent 0) gives send_elapsed 1 ms, ack_elapsed 51 - 0 = 51 ms -> 2000 B / 51 ms.
+        let mut rs = RateSampler::default();
+        rs.on_send(Time(0), SeqNum(0), SeqNum(1000), 0);
+        rs.on_send(Time(MS), SeqNum(1000), SeqNum(2000), 1000);
+        let s1 = rs.on_ack(Time(50 * MS), SeqNum(1000)).unwrap();
+        assert!((s1.delivery_rate - 1000.0 / 0.050).abs() < 1e-6);
+        assert_eq!(s1.rtt, Some(Duration(50 * MS)));
+        let s2 = rs.on_ack(Time(51 * MS), SeqNum(2000)).unwrap();
+        // Record 2: delivered 0 at send, delivered_time 0 (idle start), first_sent 0:
+        // interval = max(1 ms, 51 ms) = 51 ms, 2000 B delivered since.
+        assert!((s2.delivery_rate - 2000.0 / 0.051).abs() < 1e-6, "{s2:?}");
+        assert_eq!(rs.delivered, 2000);
+    }
+}
