@@ -517,9 +517,8 @@ mod tests {
 
     #[test]
     fn rate_sample_by_hand() {
-        // Two 1000-B segments sent at 0 and 1 ms on an idle connection, acked at 50 and 51 ms:
-        // the second ACK's sample: delivered 2000 - 0... its record (delivered 0 at send, first
-        // sent 0) gives send_elapsed 1 ms, ack_elapsed 51 - 0 = 51 ms -> 2000 B / 51 ms.
+        // Two 1000-B segments sent at 0 and 1 ms on an idle connection, acked at 50 and 51 ms.
+        // First ACK: 1000 B over max(send 0 ms, ack 50 ms) = 50 ms.
         let mut rs = RateSampler::default();
         rs.on_send(Time(0), SeqNum(0), SeqNum(1000), 0);
         rs.on_send(Time(MS), SeqNum(1000), SeqNum(2000), 1000);
