@@ -19,12 +19,13 @@ use lasthop_core::{Duration, Time};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// Storage of a device: sequential read and write throughput, a cost per operation, and a
-/// write cost that grows with the file already written (flash file systems, paper 000 Table 5).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Storage of a device: sequential read and write throughput (`None`: free), a cost per
+/// operation, and a write cost that grows with the file already written (flash file systems,
+/// paper 000 Table 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StorageModel {
-    pub read_rate: BitRate,
-    pub write_rate: BitRate,
+    pub read_rate: Option<BitRate>,
+    pub write_rate: Option<BitRate>,
     pub op_cost: Duration,
     /// Relative growth of the per-byte write cost per MiB already in the file.
     pub write_growth_per_mib: f64,
@@ -33,7 +34,7 @@ pub struct StorageModel {
 impl StorageModel {
     /// Time to read `n` bytes in operations of at most `chunk` bytes.
     pub fn read_time(&self, n: u64, chunk: u64) -> Duration {
-        Duration(ops(n, chunk) * self.op_cost.0 + self.read_rate.tx_time(n).0)
+        Duration(ops(n, chunk) * self.op_cost.0 + self.read_rate.map_or(0, |r| r.tx_time(n).0))
     }
 
     /// Time to append `n` bytes to a file that already holds `offset` bytes, in operations of at
@@ -41,7 +42,7 @@ impl StorageModel {
     /// over [offset, offset + n].
     pub fn write_time(&self, offset: u64, n: u64, chunk: u64) -> Duration {
         let mid = offset as f64 + n as f64 / 2.0;
-        let base = self.write_rate.tx_time(n).0 as f64;
+        let base = self.write_rate.map_or(0, |r| r.tx_time(n).0) as f64;
         let growth = 1.0 + self.write_growth_per_mib * mid / MIB;
         Duration(ops(n, chunk) * self.op_cost.0 + (base * growth).round() as u64)
     }
@@ -206,9 +207,6 @@ impl FileSender {
         Some(n)
     }
 
-    pub fn all_prepared(&self) -> bool {
-        self.prepared >= self.total
-    }
 }
 
 /// The receiving application of a host-driven file transfer.
@@ -236,8 +234,8 @@ mod tests {
 
     fn flash() -> StorageModel {
         StorageModel {
-            read_rate: BitRate(8_000_000),
-            write_rate: BitRate(4_000_000),
+            read_rate: Some(BitRate(8_000_000)),
+            write_rate: Some(BitRate(4_000_000)),
             op_cost: Duration::from_micros(100),
             write_growth_per_mib: 0.5,
         }
@@ -303,6 +301,6 @@ mod tests {
         let mut s = FileSender::new(10_000, 4096, 8192, Duration::ZERO);
         let sizes: Vec<u64> = std::iter::from_fn(|| s.next_message()).collect();
         assert_eq!(sizes, vec![4096, 4096, 1808]);
-        assert!(s.all_prepared());
+        assert_eq!(s.next_message(), None, "the whole file was handed out");
     }
 }

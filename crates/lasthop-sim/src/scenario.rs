@@ -171,8 +171,8 @@ impl Device {
                 call_cost: Duration::from_micros(300),
                 copy_rate: Some(BitRate(2_900_000)),
                 storage: Some(StorageModel {
-                    read_rate: BitRate(2_700_000),
-                    write_rate: BitRate(1_350_000),
+                    read_rate: Some(BitRate(2_700_000)),
+                    write_rate: Some(BitRate(1_350_000)),
                     op_cost: Duration::from_millis(1),
                     write_growth_per_mib: 0.07,
                 }),
@@ -183,32 +183,27 @@ impl Device {
                 call_cost: Duration::from_micros(5),
                 copy_rate: Some(BitRate(2_000_000_000)),
                 storage: Some(StorageModel {
-                    read_rate: BitRate(400_000_000),
-                    write_rate: BitRate(400_000_000),
+                    read_rate: Some(BitRate(400_000_000)),
+                    write_rate: Some(BitRate(400_000_000)),
                     op_cost: Duration::from_micros(20),
                     write_growth_per_mib: 0.0,
                 }),
                 timer_granularity: Duration::from_millis(10),
             },
         };
-        let storage_given = self.storage_read_rate.is_some() || self.storage_write_rate.is_some();
-        let storage = match (base.storage, storage_given) {
-            (None, false) => None,
-            (s, _) => {
-                let s = s.unwrap_or(StorageModel {
-                    read_rate: BitRate(u64::MAX / 16),
-                    write_rate: BitRate(u64::MAX / 16),
-                    op_cost: Duration::ZERO,
-                    write_growth_per_mib: 0.0,
-                });
-                Some(StorageModel {
-                    read_rate: self.storage_read_rate.unwrap_or(s.read_rate),
-                    write_rate: self.storage_write_rate.unwrap_or(s.write_rate),
-                    op_cost: self.storage_op_cost.unwrap_or(s.op_cost),
-                    write_growth_per_mib: self.storage_write_growth.unwrap_or(s.write_growth_per_mib),
-                })
+        let given = self.storage_read_rate.is_some()
+            || self.storage_write_rate.is_some()
+            || self.storage_op_cost.is_some()
+            || self.storage_write_growth.is_some();
+        let storage = (base.storage.is_some() || given).then(|| {
+            let s = base.storage.unwrap_or_default();
+            StorageModel {
+                read_rate: self.storage_read_rate.or(s.read_rate),
+                write_rate: self.storage_write_rate.or(s.write_rate),
+                op_cost: self.storage_op_cost.unwrap_or(s.op_cost),
+                write_growth_per_mib: self.storage_write_growth.unwrap_or(s.write_growth_per_mib),
             }
-        };
+        });
         DeviceModel {
             packet_cost: self.packet_cost.unwrap_or(base.packet_cost),
             call_cost: self.call_cost.unwrap_or(base.call_cost),

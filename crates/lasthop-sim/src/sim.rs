@@ -820,10 +820,12 @@ impl Simulation {
         if !self.snoops.is_empty() && self.snoop_absorbs(node, from, &p) {
             return;
         }
-        if p.dst == node && !self.devices[node as usize].is_instant() {
+        let packet_cost = self.devices[node as usize].packet_cost;
+        if p.dst == node && packet_cost.0 > 0 {
+            // The host's stack takes the packet when its CPU gets to it (interrupt level).
             let id = self.packets.insert(p);
             let cpu = &mut self.cpus[node as usize];
-            let (done, stretched) = cpu.packet(self.now, self.devices[node as usize].packet_cost);
+            let (done, stretched) = cpu.packet(self.now, packet_cost);
             if stretched {
                 let (at, generation) = (cpu.current_done_at(), cpu.generation);
                 self.events.schedule(at, Event::CpuDone { node, generation });
@@ -1170,13 +1172,9 @@ impl Simulation {
             }
             Work::Recv(flow) => {
                 let fi = flow as usize;
-                let before = match &self.flows[fi].kind {
-                    FlowKind::Tcp(t) => t.completed_at,
+                let (before, max) = match &self.flows[fi].kind {
+                    FlowKind::Tcp(t) => (t.completed_at, t.file.as_ref().expect("file loop").receiver.app_buffer),
                     _ => unreachable!("file loop on a TCP flow"),
-                };
-                let max = match &self.flows[fi].kind {
-                    FlowKind::Tcp(t) => t.file.as_ref().expect("file loop").receiver.app_buffer,
-                    _ => unreachable!(),
                 };
                 let n = self.read_server(fi, max);
                 let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { unreachable!() };

@@ -35,10 +35,10 @@ def scenario(direction: str, kb: int, *, receive_buffer: int | None = None, send
     client, "up" from it. A `client = "pc"` is a second desktop on the same AP."""
     client_dev = "pda-ipaq3660" if client == "pda" else "pc-windows2000"
     src, dst = ("server", "client") if direction == "down" else ("client", "server")
-    rcv_default = (PDA_RCVBUF if client == "pda" else PC_RCVBUF) if dst == "client" else PC_RCVBUF
-    rcv = receive_buffer or rcv_default
+    pda_receives = dst == "client" and client == "pda"
+    rcv = receive_buffer or (PDA_RCVBUF if pda_receives else PC_RCVBUF)
     # The PDA's stack announces reopened windows with its delayed ACKs (Sect. 4.1, Fig. 9).
-    lazy = "delayed" if (dst == "client" and client == "pda") else "immediate"
+    lazy = "delayed" if pda_receives else "immediate"
     delays = ""
     if send_delay is not None:
         delays += f', send_delay = "{send_delay}ms"'
