@@ -764,6 +764,20 @@ pub struct TcpParams {
     pub rto_max: Duration,
     #[serde(default = "default_dupthresh")]
     pub dupack_threshold: u32,
+    /// NewReno's congestion-avoidance increase: "bytes" (default; RFC 3465 byte counting, one
+    /// SMSS per cwnd of acknowledged data, as Linux) or "per_ack" (SMSS²/cwnd per ACK, as ns-2,
+    /// ns-3 and OPNET: with delayed ACKs about half as fast). CUBIC and BBR ignore it.
+    #[serde(default)]
+    pub ca_increase: CaIncrease,
+    /// RFC 3042 limited transmit: one new segment on each of the first two duplicate ACKs (on by
+    /// default, as in Linux and ns-3).
+    #[serde(default = "default_true")]
+    pub limited_transmit: bool,
+    /// Tick of a coarse retransmission clock (e.g. "500ms", BSD's slow timer and the OPNET
+    /// model of paper 003): G of RFC 6298 and every RTO a whole number of ticks. Default: an
+    /// exact clock with G = 1 ms.
+    #[serde(default)]
+    pub timer_granularity: Option<Duration>,
     /// Rate at which the receiving application reads (default: as fast as data arrives).
     #[serde(default)]
     pub read_rate: Option<BitRate>,
@@ -778,6 +792,15 @@ pub struct TcpParams {
     /// Koga et al.'s receiver-based advertised window (paper 004, eqs. 1-3) at the receiver.
     #[serde(default)]
     pub receiver_awnd: Option<ReceiverAwndParams>,
+}
+
+/// NewReno's congestion-avoidance increase (see `TcpParams::ca_increase`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CaIncrease {
+    #[default]
+    Bytes,
+    PerAck,
 }
 
 /// When a receive window opened by the application's reads is announced.
@@ -1385,6 +1408,11 @@ impl Scenario {
             }
             if t.initial_cwnd == Some(0) {
                 p.push(format!("{fid}.tcp.initial_cwnd must be at least 1 segment"));
+            }
+            if let Some(g) = t.timer_granularity {
+                if g < Duration::from_micros(1) || g > Duration::from_secs(10) {
+                    p.push(format!("{fid}.tcp.timer_granularity {g} is out of range; valid: 1us to 10s"));
+                }
             }
         }
     }

@@ -383,6 +383,12 @@ impl Simulation {
                     cubic: p.variant == "cubic",
                     bbr: p.variant == "bbr",
                     lazy_window_update: p.window_update == crate::scenario::WindowUpdate::Delayed,
+                    ca_increase: match p.ca_increase {
+                        crate::scenario::CaIncrease::Bytes => crate::tcp::newreno::CaIncrease::Bytes,
+                        crate::scenario::CaIncrease::PerAck => crate::tcp::newreno::CaIncrease::PerAck,
+                    },
+                    limited_transmit: p.limited_transmit,
+                    timer_granularity: p.timer_granularity,
                 };
                 let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
                 let mut client = TcpSocket::new(cfg.clone(), SeqNum(isn.next_u32()));

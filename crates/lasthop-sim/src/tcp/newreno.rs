@@ -5,6 +5,18 @@
 use super::cubic::Cubic;
 use lasthop_core::{Duration, Time};
 
+/// How NewReno's congestion avoidance grows cwnd.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CaIncrease {
+    /// Appropriate byte counting (RFC 3465 with L = 1, RFC 5681 §3.1's preferred form, Linux):
+    /// one SMSS per cwnd of acknowledged bytes, so delayed ACKs do not slow the growth.
+    #[default]
+    Bytes,
+    /// SMSS²/cwnd per ACK (RFC 5681 eq. 3 as ns-2, ns-3's TcpNewReno and OPNET implement it):
+    /// with delayed ACKs cwnd grows about half an SMSS per round trip.
+    PerAck,
+}
+
 /// cwnd/ssthresh rules of RFC 5681, in bytes; with `cubic`, congestion avoidance and the
 /// multiplicative decrease follow RFC 9438 instead.
 #[derive(Clone, Debug)]
@@ -12,6 +24,7 @@ pub struct NewReno {
     pub cwnd: u64,
     pub ssthresh: u64,
     pub cubic: Option<Cubic>,
+    pub increase: CaIncrease,
     mss: u64,
     /// Bytes acknowledged in congestion avoidance since cwnd last grew (RFC 5681 §3.1, the
     /// byte-counting variant: one SMSS per cwnd of acknowledged data).
@@ -26,7 +39,7 @@ impl NewReno {
             Some(n) => n as u64 * mss,
             None => (4 * mss).min((2 * mss).max(4380)),
         };
-        NewReno { cwnd: iw, ssthresh: u64::MAX / 2, cubic: None, mss, ca_acked: 0 }
+        NewReno { cwnd: iw, ssthresh: u64::MAX / 2, cubic: None, increase: CaIncrease::Bytes, mss, ca_acked: 0 }
     }
 
     pub fn in_slow_start(&self) -> bool {
@@ -42,6 +55,9 @@ impl NewReno {
             let mss = self.mss as f64;
             let w = c.on_ack(now, self.cwnd as f64 / mss, acked as f64 / mss, rtt);
             self.cwnd = (w * mss).max(self.cwnd as f64) as u64;
+        } else if self.increase == CaIncrease::PerAck {
+            // ns-3's TcpNewReno::CongestionAvoidance: max(1, SMSS²/cwnd) whole bytes per ACK.
+            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
         } else {
             // Appropriate byte counting in congestion avoidance: +1 SMSS per cwnd of data.
             self.ca_acked += acked;
@@ -68,6 +84,13 @@ impl NewReno {
     /// After a retransmission timeout: ssthresh from eq. 4, cwnd = loss window of one SMSS.
     pub fn on_timeout(&mut self, flight: u64) {
         self.halve(flight);
+        self.collapse_window();
+    }
+
+    /// cwnd = loss window of one SMSS with ssthresh held (a timeout during fast recovery, or a
+    /// repeated timeout of the same segment: RFC 5681 §3.1).
+    pub fn collapse_window(&mut self) {
+        self.ca_acked = 0;
         self.cwnd = self.mss;
     }
 }
@@ -97,5 +120,23 @@ mod tests {
         assert_eq!(c.ssthresh, 5_500);
         c.on_timeout(1_000);
         assert_eq!((c.cwnd, c.ssthresh), (1000, 2000), "ssthresh never below 2 MSS");
+    }
+
+    #[test]
+    fn per_ack_increase_grows_half_as_fast_under_delayed_acks() {
+        // cwnd 10 000 B, MSS 1000: each ACK adds floor(1000²/cwnd) B (ns-3's rule). Five ACKs of
+        // two segments each (delayed ACKs, one window) add 100 + 99 + 98 + 97 + 96 = 490 B by hand
+        // (10 000 -> 10 100 -> 10 199 -> 10 297 -> 10 394 -> 10 490); byte counting adds 1000.
+        let mut per_ack = NewReno::new(1000, Some(10));
+        per_ack.increase = CaIncrease::PerAck;
+        per_ack.ssthresh = 10_000;
+        let mut bytes = per_ack.clone();
+        bytes.increase = CaIncrease::Bytes;
+        for _ in 0..5 {
+            per_ack.on_ack(2000, Time::ZERO, Duration::from_millis(100));
+            bytes.on_ack(2000, Time::ZERO, Duration::from_millis(100));
+        }
+        assert_eq!(per_ack.cwnd, 10_490);
+        assert_eq!(bytes.cwnd, 11_000);
     }
 }

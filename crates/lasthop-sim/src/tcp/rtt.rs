@@ -17,11 +17,29 @@ pub struct RttEstimator {
     min: Duration,
     max: Duration,
     backoffs: u32,
+    /// A coarse retransmission clock (BSD's 500 ms slow timer, OPNET's "timer granularity"):
+    /// G of RFC 6298 §2 and every RTO a whole number of ticks. `None`: the exact clock above.
+    tick: Option<Duration>,
 }
 
 impl RttEstimator {
     pub fn new(initial: Duration, min: Duration, max: Duration) -> Self {
-        RttEstimator { srtt_ns: None, rttvar_ns: 0.0, rto: initial.max(min).min(max), min, max, backoffs: 0 }
+        RttEstimator { srtt_ns: None, rttvar_ns: 0.0, rto: initial.max(min).min(max), min, max, backoffs: 0, tick: None }
+    }
+
+    /// The same estimator on a clock that ticks every `tick` (must be > 0).
+    pub fn with_tick(mut self, tick: Option<Duration>) -> Self {
+        self.tick = tick;
+        self.rto = self.on_ticks(self.rto);
+        self
+    }
+
+    /// `d` rounded up to whole ticks (unchanged on the exact clock).
+    fn on_ticks(&self, d: Duration) -> Duration {
+        match self.tick {
+            Some(t) if t.0 > 0 => Duration(d.0.div_ceil(t.0).saturating_mul(t.0)),
+            _ => d,
+        }
     }
 
     /// Feeds one RTT measurement R (RFC 6298 §2.2–2.3) and recomputes the RTO.
@@ -39,13 +57,14 @@ impl RttEstimator {
             }
         }
         self.backoffs = 0;
-        self.rto = self.raw_rto().max(self.min).min(self.max);
+        self.rto = self.on_ticks(self.raw_rto().max(self.min)).min(self.max);
     }
 
     /// SRTT + max(G, 4·RTTVAR) before clamping.
     pub fn raw_rto(&self) -> Duration {
         let srtt = self.srtt_ns.unwrap_or(0.0);
-        Duration((srtt + (4.0 * self.rttvar_ns).max(CLOCK_GRANULARITY.0 as f64)).round() as u64)
+        let g = self.tick.unwrap_or(CLOCK_GRANULARITY);
+        Duration((srtt + (4.0 * self.rttvar_ns).max(g.0 as f64)).round() as u64)
     }
 
     /// Exponential backoff after a timeout (RFC 6298 §5.5), bounded by the maximum.
@@ -57,7 +76,7 @@ impl RttEstimator {
     /// RFC 6298 §5.7: if the SYN timed out and no sample exists, use 3 s once data flows.
     pub fn after_syn_timeout(&mut self) {
         if self.srtt_ns.is_none() {
-            self.rto = self.rto.max(Duration::from_secs(3)).min(self.max);
+            self.rto = self.on_ticks(self.rto.max(Duration::from_secs(3))).min(self.max);
         }
     }
 
@@ -95,6 +114,24 @@ mod tests {
         let mut e = RttEstimator::new(Duration::from_secs(1), Duration::from_secs(1), Duration::from_secs(60));
         e.sample(Duration::from_millis(100));
         assert_eq!(e.rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_coarse_clock_rounds_the_rto_up_to_whole_ticks() {
+        // Paper 003's OPNET TCP: 0.5 s granularity, RTO min 0.5 s. Samples 100 ms then 300 ms:
+        // SRTT 100, RTTVAR 50 -> raw 100 + max(500, 200) = 600 ms -> 2 ticks = 1 s (hand count);
+        // then RTTVAR 0.75*50 + 0.25*200 = 87.5, SRTT 125 -> 125 + 500 = 625 ms -> 1 s.
+        let tick = Some(Duration::from_millis(500));
+        let mut e = RttEstimator::new(Duration::from_millis(700), Duration::from_millis(500), Duration::from_secs(64)).with_tick(tick);
+        assert_eq!(e.rto(), Duration::from_secs(1), "the initial RTO is lifted to whole ticks too");
+        e.sample(Duration::from_millis(100));
+        assert_eq!(e.raw_rto(), Duration::from_millis(600));
+        assert_eq!(e.rto(), Duration::from_secs(1));
+        e.sample(Duration::from_millis(300));
+        assert_eq!(e.raw_rto(), Duration::from_millis(625));
+        assert_eq!(e.rto(), Duration::from_secs(1));
+        e.back_off();
+        assert_eq!(e.rto(), Duration::from_secs(2));
     }
 
     #[test]

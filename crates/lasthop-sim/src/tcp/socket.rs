@@ -2,16 +2,16 @@
 //!
 //! Read first: RFC 9293 (the protocol), RFC 5681 (congestion control), RFC 6582 (NewReno),
 //! RFC 6298 (RTO), RFC 7323 §2 (window scale), RFC 2018 + RFC 6675 (SACK and SACK-based
-//! recovery), RFC 1122 §4.2.3.2 (delayed ACK), RFC 9293 §3.8.6 (persist timer, SWS avoidance,
-//! Nagle).
+//! recovery), RFC 3042 (limited transmit), RFC 1122 §4.2.3.2 (delayed ACK), RFC 9293 §3.8.6
+//! (persist timer, SWS avoidance, Nagle).
 //!
 //! Payload bytes are not carried, only sequence space: the application writes and reads byte
 //! counts. Left out: timestamps (RFC 7323 §3–4), RST handling beyond the closed state, urgent
-//! data, limited transmit (RFC 3042), F-RTO, simultaneous open, TIME-WAIT expiry (a run ends
+//! data, F-RTO, simultaneous open, TIME-WAIT expiry (a run ends
 //! first). The zero-window probe follows Linux: an empty segment with an old sequence number,
 //! which any receiver must answer with an ACK carrying its current window.
 
-use super::newreno::NewReno;
+use super::newreno::{CaIncrease, NewReno};
 use super::bbr::{Bbr, RateSampler};
 use super::ranges::RangeSet;
 use super::rtt::RttEstimator;
@@ -46,6 +46,12 @@ pub struct TcpConfig {
     /// A window opened by a read is announced by the delayed-ACK timer instead of at once
     /// (the PDA of paper 000, whose window updates lag its reads by up to ~115 ms).
     pub lazy_window_update: bool,
+    /// NewReno's congestion-avoidance increase (byte counting or per ACK).
+    pub ca_increase: CaIncrease,
+    /// RFC 3042 limited transmit: a new segment on each of the first two duplicate ACKs.
+    pub limited_transmit: bool,
+    /// Tick of a coarse retransmission clock (RFC 6298's G; every RTO whole ticks).
+    pub timer_granularity: Option<Duration>,
 }
 
 impl Default for TcpConfig {
@@ -67,6 +73,9 @@ impl Default for TcpConfig {
             cubic: false,
             bbr: false,
             lazy_window_update: false,
+            ca_increase: CaIncrease::Bytes,
+            limited_transmit: true,
+            timer_granularity: None,
         }
     }
 }
@@ -182,6 +191,9 @@ pub struct TcpSocket {
     snd_wscale: u8,
     cc: NewReno,
     dupacks: u32,
+    /// Bytes sent by limited transmit since the duplicate ACKs began (left out of FlightSize
+    /// when ssthresh is set, RFC 5681 §3.2 step 2).
+    limited_sent: u64,
     in_recovery: bool,
     partial_ack_seen: bool,
     recover: SeqNum,
@@ -190,6 +202,8 @@ pub struct TcpSocket {
     rtt: RttEstimator,
     timed: Option<(SeqNum, Time)>,
     syn_retransmitted: bool,
+    /// Timeouts since the cumulative ACK last advanced (Linux's icsk_retransmits).
+    rto_retransmits: u32,
     rto_deadline: Option<Time>,
     persist_deadline: Option<Time>,
     persist_backoff: u32,
@@ -218,8 +232,9 @@ pub struct TcpSocket {
 
 impl TcpSocket {
     pub fn new(cfg: TcpConfig, iss: SeqNum) -> Self {
-        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max).with_tick(cfg.timer_granularity);
         let mut cc = NewReno::new(cfg.mss, cfg.initial_cwnd_segments);
+        cc.increase = cfg.ca_increase;
         if cfg.cubic {
             cc.cubic = Some(Default::default());
         }
@@ -241,6 +256,7 @@ impl TcpSocket {
             snd_wscale: 0,
             cc,
             dupacks: 0,
+            limited_sent: 0,
             in_recovery: false,
             partial_ack_seen: false,
             recover: iss,
@@ -249,6 +265,7 @@ impl TcpSocket {
             rtt,
             timed: None,
             syn_retransmitted: false,
+            rto_retransmits: 0,
             rto_deadline: None,
             persist_deadline: None,
             persist_backoff: 0,
@@ -709,7 +726,7 @@ impl TcpSocket {
                 }
                 break;
             }
-            let window = self.cc.cwnd.min(self.snd_wnd);
+            let window = (self.cc.cwnd + self.limited_transmit_allowance()).min(self.snd_wnd);
             let in_flight = (self.snd_nxt - self.snd_una).max(0) as u64;
             let usable = window.saturating_sub(in_flight);
             if self.snd_wnd == 0 && unsent > 0 {
@@ -737,12 +754,26 @@ impl TcpSocket {
                 break;
             }
             let seq = self.snd_nxt;
+            self.limited_sent += (in_flight + len as u64).saturating_sub(self.cc.cwnd.max(in_flight));
             self.send_data(now, seq, len, out);
             self.snd_nxt = seq + len + (self.fin_requested && seq + len == self.snd_buf_end) as u32;
             if len == 0 {
                 break;
             }
         }
+    }
+
+    /// RFC 3042: on each of the first two duplicate ACKs one new segment may go beyond cwnd
+    /// (cwnd itself unchanged). Not for BBR, whose window already counts what left the network,
+    /// nor while go-back-N resends after a timeout.
+    fn limited_transmit_allowance(&self) -> u64 {
+        let eligible = self.cfg.limited_transmit
+            && self.bbr.is_none()
+            && !self.in_recovery
+            && self.dupacks > 0
+            && self.dupacks < self.cfg.dupack_threshold
+            && self.snd_nxt == self.snd_max;
+        if eligible { self.dupacks.min(2) as u64 * self.effective_mss() } else { 0 }
     }
 
     fn fin_sent_at_or_beyond(&self, nxt: SeqNum) -> bool {
@@ -791,8 +822,18 @@ impl TcpSocket {
             }
             _ => {}
         }
-        let flight = self.flight_size();
-        self.cc.on_timeout(flight);
+        // RFC 5681 §3.1 (eq. 4 and its implementation note) as Linux's tcp_enter_loss applies
+        // it: ssthresh is recomputed only by the first timeout outside fast recovery. In NewReno
+        // recovery the flight has been inflated by new data sent under window inflation, so the
+        // ssthresh chosen at the fast retransmit stands; a segment that already timed out keeps
+        // ssthresh constant.
+        if self.in_recovery || self.rto_retransmits > 0 {
+            self.cc.collapse_window();
+        } else {
+            let flight = self.flight_size();
+            self.cc.on_timeout(flight);
+        }
+        self.rto_retransmits += 1;
         if let Some(b) = self.bbr.as_mut() {
             b.0.on_timeout();
             self.cc.cwnd = b.0.cwnd;
@@ -801,6 +842,7 @@ impl TcpSocket {
         self.recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
+        self.limited_sent = 0;
         // RFC 2018 §8: after a timeout the SACK scoreboard must be discarded.
         self.scoreboard.clear();
         self.timed = None;
@@ -988,6 +1030,7 @@ impl TcpSocket {
         let acked = (ack - self.snd_una) as u64;
         let sample = self.take_rtt_sample(now, ack);
         self.snd_una = ack;
+        self.rto_retransmits = 0;
         if self.snd_nxt < ack {
             self.snd_nxt = ack;
         }
@@ -998,8 +1041,10 @@ impl TcpSocket {
         let mut event = TraceEvent::Ack;
         if self.in_recovery {
             if ack >= self.recover {
-                // Full ACK (RFC 6582 §3.2 step 3, option 1; RFC 6675 ends the same way).
+                // Full ACK (RFC 6582 §3.2 step 3, option 1; RFC 6675 ends the same way). The
+                // duplicate-ACK count starts again: a later single duplicate is not a third one.
                 self.in_recovery = false;
+                self.dupacks = 0;
                 self.cc.cwnd = self.cc.ssthresh.min(self.flight_size().max(self.effective_mss()) + self.effective_mss());
                 event = TraceEvent::RecoveryExit;
             } else if !self.sack_ok {
@@ -1022,6 +1067,7 @@ impl TcpSocket {
             }
         } else {
             self.dupacks = 0;
+            self.limited_sent = 0;
             let rtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
             self.cc.on_ack(acked, now, rtt);
         }
@@ -1078,7 +1124,8 @@ impl TcpSocket {
         self.partial_ack_seen = false;
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;
-        self.cc.halve(self.flight_size());
+        self.cc.halve(self.flight_size().saturating_sub(self.limited_sent));
+        self.limited_sent = 0;
         let una = self.snd_una;
         let len = self.segment_len_at(una);
         if self.sack_ok {

@@ -358,3 +358,82 @@ fn sack_recovery_retransmits_only_the_holes() {
     let rexmits: Vec<u32> = out.iter().filter(|s| s.hdr.seq.0 < base() + 10 * MSS).map(|s| (s.hdr.seq.0 - base()) / MSS).collect();
     assert_eq!(rexmits, vec![0, 2], "both holes retransmitted, SACKed data is not");
 }
+
+/// A sender with 30 segments written and 10 sent; segment 1 is ACKed (slow start lets segments
+/// 11 and 12 leave) and segment 2 is lost. Returns the socket after `dups` duplicate ACKs.
+fn sender_losing_segment_two(cfg_: TcpConfig, dups: u32, out: &mut Vec<Segment>) -> TcpSocket {
+    let (mut c, _) = established(cfg_, cfg());
+    c.write(ms(20), 30 * MSS as u64, out);
+    assert_eq!(out.len(), 10);
+    out.clear();
+    c.on_segment(ms(120), &ack(base() + MSS, 60_000), out);
+    assert_eq!(out.len(), 2, "cwnd 11 after one slow-start ACK: two new segments");
+    out.clear();
+    for i in 0..dups {
+        c.on_segment(ms(121 + i as u64), &ack(base() + MSS, 60_000), out);
+    }
+    c
+}
+
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_duplicates() {
+    for lt in [true, false] {
+        let mut out = Vec::new();
+        let mut c = sender_losing_segment_two(TcpConfig { limited_transmit: lt, ..cfg() }, 2, &mut out);
+        let sent: Vec<u32> = out.iter().map(|s| s.hdr.seq.0 - base()).collect();
+        if lt {
+            // RFC 3042 §2: new data (segments 13 and 14) beyond cwnd, which stays 11 segments.
+            assert_eq!(sent, vec![12 * MSS, 13 * MSS]);
+        } else {
+            assert!(sent.is_empty(), "without limited transmit the first two duplicates send nothing");
+        }
+        assert_eq!(c.cwnd(), 11 * MSS as u64, "limited transmit never changes cwnd");
+        out.clear();
+        c.on_segment(ms(123), &ack(base() + MSS, 60_000), &mut out);
+        assert_eq!(out[0].hdr.seq, SeqNum(base() + MSS), "the third duplicate retransmits segment 2");
+        // RFC 5681 §3.2 step 2: FlightSize leaves out limited-transmit data: 11 segments / 2.
+        assert_eq!(c.ssthresh(), 5_500, "limited transmit {lt}");
+    }
+}
+
+#[test]
+fn timeout_during_recovery_keeps_the_fast_retransmit_ssthresh() {
+    let mut out = Vec::new();
+    // Fast retransmit on the third duplicate: ssthresh 5 500 B, cwnd 8 500 B, 13 segments out.
+    let mut c = sender_losing_segment_two(cfg(), 3, &mut out);
+    assert!(c.in_recovery());
+    assert_eq!(c.ssthresh(), 5_500);
+    // Ten more duplicates inflate cwnd to 18 500 B: five new segments leave, the flight grows to
+    // 18 segments (hand count: cwnd − 13 000 B in flight = 5 500 B → 5 full segments).
+    for i in 0..10 {
+        c.on_segment(ms(130 + i), &ack(base() + MSS, 60_000), &mut out);
+    }
+    assert_eq!(c.flight_size(), 18 * MSS as u64);
+    // The RTO fires in recovery. From the inflated flight, eq. 4 would give 9 000 B; RFC 5681
+    // §3.1 and Linux (tcp_enter_loss) keep the ssthresh chosen at the fast retransmit.
+    let deadline = c.poll_deadline().expect("RTO armed");
+    c.on_timer(deadline, &mut out);
+    assert_eq!(c.stats.timeouts, 1);
+    assert_eq!((c.ssthresh(), c.cwnd()), (5_500, MSS as u64));
+    // The same segment times out again: ssthresh is held, not recomputed from a 1-MSS window.
+    let deadline = c.poll_deadline().expect("RTO re-armed");
+    c.on_timer(deadline, &mut out);
+    assert_eq!((c.stats.timeouts, c.ssthresh(), c.cwnd()), (2, 5_500, MSS as u64));
+}
+
+#[test]
+fn a_single_duplicate_after_recovery_is_not_a_third_one() {
+    let mut out = Vec::new();
+    let mut c = sender_losing_segment_two(cfg(), 3, &mut out);
+    for i in 0..10 {
+        c.on_segment(ms(130 + i), &ack(base() + MSS, 60_000), &mut out);
+    }
+    // A full ACK beyond `recover` (segment 14's end) ends recovery; one duplicate of it follows.
+    c.on_segment(ms(200), &ack(base() + 15 * MSS, 60_000), &mut out);
+    assert!(!c.in_recovery());
+    out.clear();
+    c.on_segment(ms(201), &ack(base() + 15 * MSS, 60_000), &mut out);
+    assert!(!c.in_recovery(), "RFC 5681 §3.2: fast retransmit needs three duplicates of this ACK");
+    assert_eq!(c.stats.fast_retransmits, 1);
+    assert!(out.iter().all(|s| s.hdr.seq != SeqNum(base() + 15 * MSS)));
+}
