@@ -243,28 +243,34 @@ def reproduce(
     name: Optional[str] = typer.Argument(None, help="A reproduction (see --list)."),
     list_: bool = typer.Option(False, "--list", help="List the reproductions."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where figures go (default: results/reproduce/<name>)."),
-    quick: bool = typer.Option(False, "--quick", help="Fewer variants (for tests)."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer variants and seeds (for tests)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Run seeds 1..N (default: the reproduction's own)."),
 ) -> None:
-    """Reproduce a paper's result: our table beside the paper's, figures, and why they differ."""
-    from lasthop.reproduce import REGISTRY, reproduce as run_repro
+    """Reproduce a paper's result: every number it states beside ours (mean and 95 % interval over
+    the seeds), a verdict, figures, and why they differ."""
+    from lasthop.reproduce import REGISTRY, display_rows, reproduce as run_repro
 
     if list_ or name is None:
-        for n, (title, _) in sorted(REGISTRY.items()):
-            console.print(f"{n:16} {title}")
+        for n, entry in sorted(REGISTRY.items()):
+            console.print(f"{n:16} {entry.title} (seeds: {entry.seeds}, --quick {entry.quick_seeds})")
         return
     if name not in REGISTRY:
         err.print(f"[red]error:[/red] no reproduction {name!r}; available: {', '.join(sorted(REGISTRY))}")
         raise typer.Exit(2)
     directory = out or Path("results") / "reproduce" / name
-    r = run_repro(name, directory, quick=quick)
-    t = Table(title=f"{r.name}: {r.title}")
-    for col in r.table.columns:
-        t.add_column(col, justify="left" if col == "configuration" else "right")
-    for _, row in r.table.iterrows():
-        t.add_row(*[("–" if v is None or (isinstance(v, float) and v != v) else (f"{v:.3f}" if isinstance(v, float) else str(v))) for v in row])
+    r = run_repro(name, directory, quick=quick, seeds=seeds)
+    n = len(r.seeds)
+    seeds_text = f"seed {r.seeds[0]}, so no interval (n = 1)" if n == 1 else f"seeds {r.seeds[0]}-{r.seeds[-1]} (n = {n})"
+    t = Table(title=f"{r.name}: {r.title} — {seeds_text}", show_lines=True)
+    for col, justify, ratio in [("case", "left", 4), ("metric", "left", 2), ("paper", "right", 1), ("ours (mean)", "right", 1),
+                                ("95 % interval", "right", 1), ("ours / paper", "right", 1), ("verdict", "left", 2)]:
+        t.add_column(col, justify=justify, ratio=ratio, overflow="fold")
+    for cells in display_rows(r.table):
+        style = "red" if cells[-1].startswith(("opposite", "beyond")) else None
+        t.add_row(*cells, style=style)
     console.print(t)
-    for n in r.notes:
-        console.print(f"• {n}")
+    for note in r.notes:
+        console.print(f"• {note}")
     r.table.to_csv(directory / f"{name}.csv", index=False)
     console.print(f"figures and table: {directory}/")
 

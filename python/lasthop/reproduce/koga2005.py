@@ -1,5 +1,7 @@
 """Koga, Iida, Oie, "Receiver-based flow control mechanism with interlayer collaboration for
-real-time communication quality in W-CDMA networks" (shared/papers/004), on scenarios/wcdma.toml."""
+real-time communication quality in W-CDMA networks" (shared/papers/004), on scenarios/wcdma.toml:
+a greedy NewReno download and a UDP CBR stream (32/64/128 kb/s, 260-byte packets, 300 ms
+deadline) share a 384 kb/s DCH with RLC AM; 60 s runs (Sect. 4)."""
 
 from __future__ import annotations
 
@@ -9,45 +11,56 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
 
 import lasthop  # noqa: E402
 from lasthop.models.awnd import koga_awnd  # noqa: E402
-from lasthop.reproduce import Reproduction, finish_figure, register  # noqa: E402
+from lasthop.reproduce import (  # noqa: E402
+    Reproduction, ca_increase_note, claims_table, compare, finish_figure, mean_ci, paper_ca_increase,
+    register, run_jobs, seeds_label, value,
+)
 
 # 260-byte IP packets: one every 65 / 32.5 / 16.25 ms is 32 / 64 / 128 kb/s.
 RATES = {32: "65ms", 64: "32.5ms", 128: "16.25ms"}
 
-# The paper's Tables 2-5: (transport %, application %, total %, TCP kb/s) per UDP rate.
-PAPER = {
-    "no QoS (Table 2)": {32: (0.35, 93.22, 93.57, 293.29), 64: (0.37, 91.72, 92.09, 258.98), 128: (1.32, 87.16, 88.48, 194.75)},
-    "no QoS, UDP-optimal (Table 3)": {32: (3.14, 14.72, 17.86, 277.53), 64: (3.49, 3.24, 6.73, 241.89), 128: (5.38, 0.36, 5.74, 185.18)},
-    "priority scheduling (Table 4)": {32: (0.10, 0.00, 0.10, 294.13), 64: (0.07, 0.14, 0.21, 261.86), 128: (0.05, 0.18, 0.23, 196.55)},
-    "receiver-based awnd (Table 5)": {32: (0.02, 0.54, 0.56, 273.98), 64: (0.07, 0.29, 0.36, 238.74), 128: (0.11, 0.38, 0.49, 190.29)},
+# The paper's Tables 2-5: (transport %, application %, total %, TCP kb/s) per UDP rate, and the
+# configuration each table is for (Sect. 5).
+TABLES = {
+    "Table 2": "no QoS, tuned for TCP: 5 RLC retransmissions for UDP, WT 500 ms, 50-SDU buffer",
+    "Table 3": "no QoS, tuned for UDP: 1 RLC retransmission for UDP, WT 60 ms, 10-SDU buffer",
+    "Table 4": "priority scheduling (Table 1): 2 RLC retransmissions for UDP, WT 150 ms",
+    "Table 5": "receiver-based awnd of 6/5/4 segments (eq. 3): 2 RLC retransmissions for UDP, WT 90 ms",
 }
+PAPER = {
+    "Table 2": {32: (0.35, 93.22, 93.57, 293.29), 64: (0.37, 91.72, 92.09, 258.98), 128: (1.32, 87.16, 88.48, 194.75)},
+    "Table 3": {32: (3.14, 14.72, 17.86, 277.53), 64: (3.49, 3.24, 6.73, 241.89), 128: (5.38, 0.36, 5.74, 185.18)},
+    "Table 4": {32: (0.10, 0.00, 0.10, 294.13), 64: (0.07, 0.14, 0.21, 261.86), 128: (0.05, 0.18, 0.23, 196.55)},
+    "Table 5": {32: (0.02, 0.54, 0.56, 273.98), 64: (0.07, 0.29, 0.36, 238.74), 128: (0.11, 0.38, 0.49, 190.29)},
+}
+METRICS = ["UDP transport-layer loss (%)", "UDP application-layer loss, late > 300 ms (%)", "UDP total loss (%)", "TCP throughput (kb/s)"]
+#: Eq. 3 with two retransmissions (Sect. 5.3): 5.52, 5.20 and 4.56 packets.
+PAPER_AWND = {32: 5.52, 64: 5.20, 128: 4.56}
 
 
-def _config(name: str, rate: int) -> dict:
+def _config(table: str, rate: int) -> dict:
     # An SDU completing after WT goes up late rather than being dropped: the paper's TCP keeps
     # 185-277 kb/s with WT = 60 ms (Table 3), which dropping those SDUs would not allow.
-    base = {"flows.udp.app.interval": RATES[rate], "wcdma.radio.deliver_late": True}
-    if name.startswith("no QoS (Table 2)"):
+    base = {"flows.udp.app.interval": RATES[rate], "wcdma.radio.deliver_late": True,
+            **{f"flows.tcp.tcp.{k}": v for k, v in paper_ca_increase().items()}}
+    if table == "Table 2":
         return {**base, "wcdma.radio.max_retx_udp": 5, "wcdma.radio.waiting_timeout": "500ms"}
-    if name.startswith("no QoS, UDP-optimal"):
+    if table == "Table 3":
         return {**base, "wcdma.radio.max_retx_udp": 1, "wcdma.radio.waiting_timeout": "60ms", "wcdma.radio.buffer": 10}
-    if name.startswith("priority"):
+    if table == "Table 4":
         return {**base, "wcdma.radio.max_retx_udp": 2, "wcdma.radio.waiting_timeout": "150ms",
                 "wcdma.radio.priority_scheduling": True}
-    awnd = {32: 6, 64: 5, 128: 4}[rate]  # the paper's optimum (and our rounding of eq. 3)
+    # The paper fixes awnd at its optimum, eq. 3 with two retransmissions rounded (6/5/4).
     return {**base, "wcdma.radio.max_retx_udp": 2, "wcdma.radio.waiting_timeout": "90ms",
-            # The paper fixes awnd at its calculated optimum (eq. 3 with two retransmissions).
-            "flows.tcp.tcp.receiver_awnd": f'{{ link_rate = "384kbps", udp_rate = "{rate}kbps", propagation = "30ms", retransmissions = 2 }}',
-            "_awnd_packets": awnd}
+            "flows.tcp.tcp.receiver_awnd": f'{{ link_rate = "384kbps", udp_rate = "{rate}kbps", propagation = "30ms", retransmissions = 2 }}'}
 
 
-def _measure(overrides: dict) -> tuple[float, float, float, float]:
-    ov = {k: v for k, v in overrides.items() if not k.startswith("_")}
-    res = lasthop.run("wcdma", **ov)
+def _measure(overrides: dict, seed: int) -> tuple[float, float, float, float]:
+    """One run (in a worker): UDP transport / application / total loss (%), TCP kb/s."""
+    res = lasthop.run("wcdma", **{**overrides, "simulation.seed": seed})
     udp, tcp = res.flow("udp"), res.flow("tcp")
     n = udp["sent_packets"]
     transport = 100 * udp["transport_lost_packets"] / n
@@ -55,47 +68,91 @@ def _measure(overrides: dict) -> tuple[float, float, float, float]:
     return transport, application, transport + application, tcp["goodput_bps"] / 1e3
 
 
-@register("koga2005", "W-CDMA: priority scheduling and receiver-based awnd against UDP loss (paper 004)")
-def run(out: Path, quick: bool = False) -> Reproduction:
-    rows, data = [], {}
-    for name, paper in PAPER.items():
-        for rate in RATES:
-            ours = _measure(_config(name, rate))
-            data[(name, rate)] = ours
-            p = paper[rate]
-            rows.append({"mechanism": name, "udp_kbps": rate,
-                         "transport_%": ours[0], "application_%": ours[1], "total_%": ours[2], "tcp_kbps": ours[3],
-                         "paper_transport_%": p[0], "paper_application_%": p[1], "paper_total_%": p[2], "paper_tcp_kbps": p[3]})
-    table = pd.DataFrame(rows)
-    awnd = {rate: koga_awnd(384e3, rate * 1e3, 0.030, 2, 1500) for rate in RATES}
-
-    # Figs. 2 and 4: total UDP loss against WT, without QoS and with priority scheduling (64 kb/s).
+def _curve_configs(quick: bool) -> tuple[list[int], list[int], dict[tuple[str, int], dict]]:
+    """Figs. 2/4 (loss against WT, 5 retransmissions) and 3/5 (loss against the UDP retransmission
+    limit) at 64 kb/s."""
     wts = [0, 60, 150, 500] if quick else [0, 30, 60, 90, 150, 250, 500]
-    wt_curves = {}
-    for label, extra in [("no QoS", {"wcdma.radio.max_retx_udp": 5}),
-                         ("priority", {"wcdma.radio.max_retx_udp": 5, "wcdma.radio.priority_scheduling": True})]:
-        wt_curves[label] = [_measure({"flows.udp.app.interval": RATES[64], "wcdma.radio.waiting_timeout": f"{wt}ms",
-                                      "wcdma.radio.deliver_late": True,
-                                      "wcdma.radio.buffer": 10 if label == "no QoS" else 50, **extra})[2] for wt in wts]
-    # Figs. 3 and 5: total UDP loss against the UDP retransmission limit.
     retx = [0, 1, 2, 5] if quick else [0, 1, 2, 3, 4, 5]
-    retx_curves = {}
-    for label, extra in [("no QoS, WT 60 ms", {"wcdma.radio.waiting_timeout": "60ms", "wcdma.radio.buffer": 10}),
-                         ("priority, WT 150 ms", {"wcdma.radio.waiting_timeout": "150ms", "wcdma.radio.priority_scheduling": True})]:
-        retx_curves[label] = [_measure({"flows.udp.app.interval": RATES[64], "wcdma.radio.max_retx_udp": r,
-                                        "wcdma.radio.deliver_late": True, **extra})[2] for r in retx]
+    ca = {f"flows.tcp.tcp.{k}": v for k, v in paper_ca_increase().items()}
+    base = {"flows.udp.app.interval": RATES[64], "wcdma.radio.deliver_late": True, **ca}
+    cfg = {}
+    for wt in wts:
+        cfg[("Fig. 2: no QoS, 10-SDU buffer", wt)] = {**base, "wcdma.radio.max_retx_udp": 5, "wcdma.radio.waiting_timeout": f"{wt}ms",
+                                                      "wcdma.radio.buffer": 10}
+        cfg[("Fig. 4: priority scheduling", wt)] = {**base, "wcdma.radio.max_retx_udp": 5, "wcdma.radio.waiting_timeout": f"{wt}ms",
+                                                    "wcdma.radio.priority_scheduling": True}
+    for r in retx:
+        cfg[("Fig. 3: no QoS, WT 60 ms", r)] = {**base, "wcdma.radio.max_retx_udp": r, "wcdma.radio.waiting_timeout": "60ms",
+                                                "wcdma.radio.buffer": 10}
+        cfg[("Fig. 5: priority scheduling, WT 150 ms", r)] = {**base, "wcdma.radio.max_retx_udp": r, "wcdma.radio.waiting_timeout": "150ms",
+                                                              "wcdma.radio.priority_scheduling": True}
+    return wts, retx, cfg
+
+
+@register("koga2005", "W-CDMA: priority scheduling and receiver-based awnd against UDP loss (paper 004)", seeds=5, quick_seeds=2)
+def run(out: Path, quick: bool = False, seeds: list[int] | None = None, workers: int | None = None) -> Reproduction:
+    seeds = seeds or [1]
+    wts, retx, curve_cfg = _curve_configs(quick)
+    table_keys = [(t, rate) for t in PAPER for rate in RATES]
+    jobs = [(_config(t, rate), s) for t, rate in table_keys for s in seeds]
+    jobs += [(c, s) for c in curve_cfg.values() for s in seeds]
+    got = iter(run_jobs(_measure, jobs, workers))
+    measured = {k: [next(got) for _ in seeds] for k in table_keys}
+    curves = {k: [next(got) for _ in seeds] for k in curve_cfg}
+
+    def col(samples: list[tuple], i: int) -> list[float]:
+        return [x[i] for x in samples]
+
+    rows = []
+    for t, rate in table_keys:
+        for i, metric in enumerate(METRICS):
+            rows.append(value(f"{t} ({TABLES[t]}); UDP {rate} kb/s", metric, col(measured[(t, rate)], i), PAPER[t][rate][i]))
+    for t in ("Table 3", "Table 4", "Table 5"):
+        for rate in RATES:
+            rows.append(compare(f"{t} against Table 2; UDP {rate} kb/s (Sects. 5.1-5.3: each remedy cuts UDP loss)",
+                                f"UDP total loss, {t} / Table 2 (x)", col(measured[(t, rate)], 2), col(measured[("Table 2", rate)], 2),
+                                "<", PAPER[t][rate][2] / PAPER["Table 2"][rate][2]))
+    for rate in RATES:
+        rows.append(compare(f"Table 5 against Table 2; UDP {rate} kb/s (Sect. 5.3: the awnd cap costs TCP some throughput)",
+                            "TCP throughput, Table 5 / Table 2 (x)", col(measured[("Table 5", rate)], 3), col(measured[("Table 2", rate)], 3),
+                            "<", PAPER["Table 5"][rate][3] / PAPER["Table 2"][rate][3]))
+
+    def loss(key: tuple[str, int]) -> list[float]:
+        return col(curves[key], 2)
+
+    rows += [
+        compare("Fig. 2 (no QoS, 5 retransmissions, 10-SDU buffer), UDP 64 kb/s: WT 0 against 60 ms (a WT below 60 ms "
+                "is not sufficient for sequence integrity)", "UDP total loss (x)",
+                loss(("Fig. 2: no QoS, 10-SDU buffer", 0)), loss(("Fig. 2: no QoS, 10-SDU buffer", 60)), ">"),
+        compare("Fig. 4 (priority scheduling, 5 retransmissions), UDP 64 kb/s: WT 0 against 150 ms (loss greatly reduced at 150 ms)",
+                "UDP total loss (x)", loss(("Fig. 4: priority scheduling", 0)), loss(("Fig. 4: priority scheduling", 150)), ">"),
+        compare("Fig. 3 (no QoS, WT 60 ms), UDP 64 kb/s: 0 against 1 RLC retransmission (Layer 2 ARQ improves UDP loss)",
+                "UDP total loss (x)", loss(("Fig. 3: no QoS, WT 60 ms", 0)), loss(("Fig. 3: no QoS, WT 60 ms", 1)), ">"),
+        compare("Fig. 5 (priority scheduling, WT 150 ms), UDP 64 kb/s: 0 against 2 RLC retransmissions (2 minimizes the loss)",
+                "UDP total loss (x)", loss(("Fig. 5: priority scheduling, WT 150 ms", 0)), loss(("Fig. 5: priority scheduling, WT 150 ms", 2)), ">"),
+    ]
+    awnd = {rate: koga_awnd(384e3, rate * 1e3, 0.030, 2, 1500) for rate in RATES}
+    for rate in RATES:
+        rows.append(value(f"Eq. 3 (Sect. 5.3), two retransmissions, UDP {rate} kb/s (a formula: no seeds)", "awnd (packets)",
+                          [awnd[rate]], PAPER_AWND[rate]))
+    table = claims_table(rows)
 
     figures = []
-    for fname, xs, curves, xlabel, title in [
-        ("koga2005_wt.png", wts, wt_curves, "waiting timeout WT (ms)", "UDP loss vs WT, 64 kb/s (cf. Figs. 2, 4)"),
-        ("koga2005_retx.png", retx, retx_curves, "max retransmissions for UDP", "UDP loss vs retransmissions, 64 kb/s (cf. Figs. 3, 5)"),
+    for fname, xs, labels, xlabel, title in [
+        ("koga2005_wt.png", wts, ["Fig. 2: no QoS, 10-SDU buffer", "Fig. 4: priority scheduling"], "waiting timeout WT (ms)",
+         "UDP loss vs WT, 64 kb/s (cf. Figs. 2, 4)"),
+        ("koga2005_retx.png", retx, ["Fig. 3: no QoS, WT 60 ms", "Fig. 5: priority scheduling, WT 150 ms"],
+         "max RLC retransmissions for UDP", "UDP loss vs retransmissions, 64 kb/s (cf. Figs. 3, 5)"),
     ]:
         fig, ax = plt.subplots(figsize=(7, 4))
-        for label, ys in curves.items():
-            ax.plot(xs, ys, marker="o", label=label)
+        for label in labels:
+            stats = [mean_ci(loss((label, x))) for x in xs]
+            ax.errorbar(xs, [s[0] for s in stats], yerr=[[0 if s[1] != s[1] else s[0] - s[1] for s in stats],
+                                                        [0 if s[2] != s[2] else s[2] - s[0] for s in stats]],
+                        marker="o", capsize=3, label=label)
         ax.set_yscale("symlog", linthresh=1)
         figures.append(finish_figure(fig, ax, out / fname, xlabel, "UDP loss, transport + application (%)",
-                                     f"koga2005 — {title}, seed 1"))
+                                     f"koga2005 — {title}, {seeds_label(seeds)}"))
 
     notes = [
         "SDUs that complete after the waiting timeout go up late (deliver_late = true) in every row: with "
@@ -103,16 +160,16 @@ def run(out: Path, quick: bool = False) -> Reproduction:
         "the paper's Table 3; UDP counts them as application loss when they miss the 300 ms deadline.",
         f"Eq. 3 gives awnd = {awnd[32]:.2f}, {awnd[64]:.2f}, {awnd[128]:.2f} packets at 32/64/128 kb/s "
         "(paper: 5.52, 5.20, 4.56); the window advertised is the rounded value, 6/5/4 segments, the paper's optimum.",
-        "With the receiver-based awnd our TCP gets less than the paper's (Table 5: 274/239/190 kb/s): the cap "
-        "is a fixed number of segments and our RTT is about 300 ms, because the TCP ACKs cross the W-CDMA uplink "
-        "with its own TTI and RLC (the paper does not describe its uplink; eq. 1's T = 2 x 30 ms per "
-        "retransmission suggests a plain 30 ms delay there).",
-        "Transport loss without QoS is higher than the paper's (about 1.2-1.7 % against 0.35-1.32 %): SDUs that "
-        "hit the 5-retransmission limit in a fading burst are discarded; the paper's exact discard rule is not given.",
-        "The retransmission-limit curves keep the paper's shape (Figs. 3, 5, 7): no layer-2 retransmission loses "
-        "several times more UDP than one or two. The WT curves are flatter than the paper's (Figs. 2, 4, 6): with "
-        "late SDUs passed up rather than dropped, a short WT costs little; the paper's sharp minimum near "
-        "60-150 ms comes from the out-of-order losses that dropping causes (deliver_late = false shows it).",
+        "With the receiver-based awnd our TCP gets less than the paper's (Table 5): the cap is a fixed number of "
+        "segments and our RTT is about 300 ms, because the TCP ACKs cross the W-CDMA uplink with its own TTI and "
+        "RLC (the paper does not describe its uplink; eq. 1's T = 2 x 30 ms per retransmission suggests a plain "
+        "30 ms delay there).",
+        "Transport loss without QoS is higher than the paper's: SDUs that hit the 5-retransmission limit in a "
+        "fading burst are discarded; the paper's exact discard rule is not given.",
+        "The WT curves are flatter than the paper's (Figs. 2, 4, 6): with late SDUs passed up rather than dropped, "
+        "a short WT costs little; the paper's sharp minimum near 60-150 ms comes from the out-of-order losses that "
+        "dropping causes (deliver_late = false shows it).",
+        ca_increase_note("ns-2"),
     ]
     return Reproduction("koga2005", "priority scheduling and receiver-based awnd", table, notes, figures,
-                        {"measured": data, "awnd": awnd, "wt": (wts, wt_curves), "retx": (retx, retx_curves)})
+                        {"measured": measured, "curves": curves, "awnd": awnd, "wts": wts, "retx": retx})
