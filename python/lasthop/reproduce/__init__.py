@@ -266,7 +266,7 @@ def finish_figure(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, log
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=legend_size)
     fig.tight_layout()
@@ -276,7 +276,7 @@ def finish_figure(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, log
 
 
 def seeds_label(seeds: Sequence[int]) -> str:
-    return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}, mean and 95 % interval"
+    return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]} (mean, 95 % CI)"
 
 
 from lasthop.reproduce import botta_hetperf, hur_hong2006, koga2005, ng_snoop, palazzi2006  # noqa: E402,F401  (they register themselves)

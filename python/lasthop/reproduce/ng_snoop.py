@@ -259,10 +259,12 @@ def run(out: Path, quick: bool = False, seeds: list[int] | None = None, workers:
         a1.step(sr["time_s"], [c * 8 for c in sr["cwnd_bytes"]], where="post", label=label)
         a2.step(sr["time_s"], [r / 1e3 for r in sr["rto_ms"]], where="post", label=label)
     a1.set_ylabel("cwnd (bits)")
+    a1.set_title("congestion window (cf. Fig. 13)", fontsize=10)
     a1.legend(fontsize=8)
     a1.grid(alpha=0.3)
+    fig.suptitle(f"ng-snoop — Scenario 1 upload at {TRACE_PER * 100:.0f} % PER, seed {seeds[0]}", fontsize=11)
     figures.append(finish_figure(fig, a2, out / "ng_snoop_fig13_15_traces.png", "time (s)", "TCP RTO (s)",
-                                 f"ng-snoop — upload at {TRACE_PER * 100:.0f} % PER, seed {seeds[0]} (cf. Figs. 13, 15)", logy=True, legend_size=8))
+                                 "retransmission timeout (cf. Fig. 15)", logy=True, legend_size=8))
 
     # What the agent and TCP did at 30 % (for the notes).
     def snoop_sum(on: bool, key: str, sc: str = "s1") -> float:
