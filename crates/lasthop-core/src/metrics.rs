@@ -2,8 +2,10 @@
 //!
 //! Definitions (reference: `shared/reference/models.md` §8):
 //! - one-way delay (RFC 7679): receive time of the last bit minus send time of the first bit;
-//!   mean, min, p50/p95/p99, max. Percentiles come from an HDR histogram with 3 significant
-//!   digits (relative error ≤ 0.1 %), so memory does not grow with the number of packets.
+//!   mean, min, p50/p95/p99, max. Percentiles are nearest-rank (the value at rank
+//!   max(1, round(q·n))): exact up to 4 096 samples, beyond from an HDR histogram with 3
+//!   significant digits (relative error ≤ 0.1 %, so memory does not grow with the number of
+//!   packets), always clamped to the observed minimum and maximum.
 //! - IPDV (RFC 3393) with the "consecutive sequence numbers" selection function:
 //!   ipdv(i, i+1) = D(i+1) − D(i), undefined when either packet is lost. Jitter is reported as the
 //!   mean, p99 and max of |IPDV|.
@@ -143,14 +145,14 @@ pub struct FlowMeter {
     suppressed: u64,
     late: u64,
     deadline_ns: Option<u64>,
-    /// Allocated at the first sample, and never for a meter without percentiles.
-    delay_hist: Option<Box<Histogram<u32>>>,
+    /// Empty for a meter without percentiles.
+    delay_q: Quantiles,
     delay_sum_ns: u128,
     delay_sq_sum_ns2: f64,
     delay_min_ns: u64,
     delay_max_ns: u64,
     ipdv_slots: Vec<(u32, i64)>, // (pkt_seq + 1, delay_ns); 0 = empty
-    ipdv_abs_hist: Option<Box<Histogram<u32>>>,
+    ipdv_abs_q: Quantiles,
     ipdv_abs_sum_ns: u128,
     ipdv_count: u64,
     ipdv_abs_max_ns: u64,
@@ -161,6 +163,69 @@ pub struct FlowMeter {
     intervals: Vec<IntervalAcc>,
     keep_intervals: bool,
     percentiles: bool,
+}
+
+/// Samples kept exactly before a meter switches to its histogram (32 KiB of values).
+const EXACT_SAMPLES: usize = 4096;
+
+/// The values whose percentiles a summary reports: exact while few, then an HDR histogram.
+#[derive(Debug, Default)]
+struct Quantiles {
+    exact: Vec<u64>,
+    hist: Option<Box<Histogram<u32>>>,
+    n: u64,
+    min: u64,
+    max: u64,
+}
+
+impl Quantiles {
+    fn record(&mut self, v: u64) {
+        (self.min, self.max) = if self.n == 0 { (v, v) } else { (self.min.min(v), self.max.max(v)) };
+        self.n += 1;
+        if let Some(h) = self.hist.as_mut() {
+            h.saturating_record(v.clamp(1, HIST_MAX_NS));
+            return;
+        }
+        self.exact.push(v);
+        if self.exact.len() > EXACT_SAMPLES {
+            let mut h = Box::new(new_histogram());
+            for &x in &self.exact {
+                h.saturating_record(x.clamp(1, HIST_MAX_NS));
+            }
+            self.exact = Vec::new();
+            self.hist = Some(h);
+        }
+    }
+
+    /// Nearest rank of quantile `q`: max(1, round(q·n)), at most n.
+    fn rank(&self, q: f64) -> u64 {
+        ((q * self.n as f64 + 0.5) as u64).clamp(1, self.n)
+    }
+
+    /// The values at quantiles `qs` (ascending, 0..1); None before any sample. A histogram
+    /// bucket's upper edge is clamped to the observed range, so no percentile exceeds the max.
+    fn at(&self, qs: &[f64]) -> Option<Vec<u64>> {
+        if self.n == 0 {
+            return None;
+        }
+        let Some(h) = self.hist.as_ref() else {
+            let mut sorted = self.exact.clone();
+            sorted.sort_unstable();
+            return Some(qs.iter().map(|&q| sorted[self.rank(q) as usize - 1]).collect());
+        };
+        let mut out = Vec::with_capacity(qs.len());
+        let (mut k, mut cum, mut last) = (0, 0u64, self.max);
+        for v in h.iter_recorded() {
+            cum += v.count_since_last_iteration();
+            last = h.highest_equivalent(v.value_iterated_to()).clamp(self.min, self.max);
+            while k < qs.len() && cum >= self.rank(qs[k]) {
+                out.push(last);
+                k += 1;
+            }
+        }
+        out.resize(qs.len(), last);
+        Some(out)
+    }
 }
 
 /// Histogram of nanosecond values from 1 ns to one hour, 3 significant digits (~130 KB).
@@ -191,13 +256,13 @@ impl FlowMeter {
             suppressed: 0,
             late: 0,
             deadline_ns: None,
-            delay_hist: None,
+            delay_q: Quantiles::default(),
             delay_sum_ns: 0,
             delay_sq_sum_ns2: 0.0,
             delay_min_ns: u64::MAX,
             delay_max_ns: 0,
             ipdv_slots: Vec::new(),
-            ipdv_abs_hist: None,
+            ipdv_abs_q: Quantiles::default(),
             ipdv_abs_sum_ns: 0,
             ipdv_count: 0,
             ipdv_abs_max_ns: 0,
@@ -223,9 +288,9 @@ impl FlowMeter {
         FlowMeter { keep_intervals: false, percentiles: false, ..FlowMeter::new(interval) }
     }
 
-    fn record_hist(slot: &mut Option<Box<Histogram<u32>>>, enabled: bool, v: u64) {
+    fn record_quantile(q: &mut Quantiles, enabled: bool, v: u64) {
         if enabled {
-            slot.get_or_insert_with(|| Box::new(new_histogram())).saturating_record(v.clamp(1, HIST_MAX_NS));
+            q.record(v);
         }
     }
 
@@ -273,7 +338,7 @@ impl FlowMeter {
         if self.deadline_ns.is_some_and(|d| delay_u > d) {
             self.late += 1;
         }
-        Self::record_hist(&mut self.delay_hist, self.percentiles, delay_u);
+        Self::record_quantile(&mut self.delay_q, self.percentiles, delay_u);
         self.delay_sum_ns += delay_u as u128;
         self.delay_sq_sum_ns2 += (delay_u as f64) * (delay_u as f64);
         self.delay_min_ns = self.delay_min_ns.min(delay_u);
@@ -316,7 +381,7 @@ impl FlowMeter {
         self.ipdv_slots[idx(pkt_seq)] = (tag(pkt_seq), delay);
         for v in pairs.into_iter().flatten() {
             let a = v.unsigned_abs();
-            Self::record_hist(&mut self.ipdv_abs_hist, self.percentiles, a);
+            Self::record_quantile(&mut self.ipdv_abs_q, self.percentiles, a);
             self.ipdv_abs_sum_ns += a as u128;
             self.ipdv_count += 1;
             self.ipdv_abs_max_ns = self.ipdv_abs_max_ns.max(a);
@@ -328,24 +393,9 @@ impl FlowMeter {
     }
 
     /// One-way delay (ms) at each quantile in `qs` (ascending, 0..1), for a CDF plot; None
-    /// before any sample. One pass over the histogram instead of one per quantile, with the
-    /// same rule as `value_at_quantile` (the first value whose cumulative count reaches
-    /// round(q · total), at least 1), so the CDF agrees with the summary's percentiles.
+    /// before any sample. The same rule as the summary's percentiles, so the two agree.
     pub fn delay_quantiles(&self, qs: &[f64]) -> Option<Vec<f64>> {
-        let h = self.delay_hist.as_ref()?;
-        let total = h.len();
-        let mut out = Vec::with_capacity(qs.len());
-        let (mut k, mut cum, mut last) = (0, 0u64, 0u64);
-        for v in h.iter_recorded() {
-            cum += v.count_since_last_iteration();
-            last = h.highest_equivalent(v.value_iterated_to());
-            while k < qs.len() && cum >= (((qs[k] * total as f64) + 0.5) as u64).max(1) {
-                out.push(ms(last as f64));
-                k += 1;
-            }
-        }
-        out.resize(qs.len(), ms(last as f64));
-        Some(out)
+        self.delay_q.at(qs).map(|v| v.into_iter().map(|ns| ms(ns as f64)).collect())
     }
 
     pub fn sent_packets(&self) -> u64 {
@@ -370,7 +420,7 @@ impl FlowMeter {
         let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
         let n = self.received_packets;
         let have = n > 0;
-        let q = |h: &Option<Box<Histogram<u32>>>, p: f64| h.as_ref().map(|h| ms(h.value_at_quantile(p) as f64));
+        let q = |h: &Quantiles, p: f64| h.at(&[p]).map(|v| ms(v[0] as f64));
         let mean_ns = if have { self.delay_sum_ns as f64 / n as f64 } else { 0.0 };
         let var = if have { (self.delay_sq_sum_ns2 / n as f64 - mean_ns * mean_ns).max(0.0) } else { 0.0 };
         let jit = self.ipdv_count > 0;
@@ -401,14 +451,14 @@ impl FlowMeter {
                 mean: have.then(|| ms(mean_ns)),
                 std: have.then(|| ms(var.sqrt())),
                 min: have.then(|| ms(self.delay_min_ns as f64)),
-                p50: q(&self.delay_hist, 0.50),
-                p95: q(&self.delay_hist, 0.95),
-                p99: q(&self.delay_hist, 0.99),
+                p50: q(&self.delay_q, 0.50),
+                p95: q(&self.delay_q, 0.95),
+                p99: q(&self.delay_q, 0.99),
                 max: have.then(|| ms(self.delay_max_ns as f64)),
             },
             jitter_ms: JitterStats {
                 mean: jit.then(|| ms(self.ipdv_abs_sum_ns as f64 / self.ipdv_count as f64)),
-                p99: q(&self.ipdv_abs_hist, 0.99),
+                p99: q(&self.ipdv_abs_q, 0.99),
                 max: jit.then(|| ms(self.ipdv_abs_max_ns as f64)),
                 rfc3550: (n > 1).then(|| ms(self.rfc3550_j_ns)),
                 ditg: (self.ditg_count > 0).then(|| ms(self.ditg_sum_ns as f64 / self.ditg_count as f64)),
@@ -483,10 +533,10 @@ mod tests {
         // RFC 3550 J after the last packet = 3.3939 ms; D-ITG average jitter = 7.8750 ms.
         assert!((s.jitter_ms.rfc3550.unwrap() - 3.3939).abs() < 1e-4);
         assert!((s.jitter_ms.ditg.unwrap() - 7.875).abs() < 1e-9);
-        // Percentiles within the histogram's 0.1 % relative precision: sorted delays
-        // 48 49 50 50 51 52 53 55 70 -> nearest-rank median 51 ms, p99 70 ms.
-        assert!((s.delay_ms.p50.unwrap() - 51.0).abs() < 0.06, "{:?}", s.delay_ms);
-        assert!((s.delay_ms.p99.unwrap() - 70.0).abs() < 0.08);
+        // A small sample is exact: sorted delays 48 49 50 50 51 52 53 55 70 -> nearest-rank
+        // median (rank round(4.5) = 5) 51 ms, p99 (rank 9) 70 ms.
+        assert_eq!(s.delay_ms.p50, Some(51.0), "{:?}", s.delay_ms);
+        assert_eq!(s.delay_ms.p99, Some(70.0));
         assert_eq!(s.delay_ms.min, Some(48.0));
     }
 
@@ -498,7 +548,24 @@ mod tests {
         assert_eq!(Some(q[1]), s.delay_ms.p50);
         assert_eq!(Some(q[2]), s.delay_ms.p95);
         assert_eq!(Some(q[3]), s.delay_ms.p99);
-        assert!((q[0] - 48.0).abs() < 0.05 && (q[4] - 70.0).abs() < 0.08, "{q:?}");
+        assert_eq!((q[0], q[4]), (48.0, 70.0));
+    }
+
+    #[test]
+    fn histogram_percentiles_never_exceed_the_observed_maximum() {
+        // 10 000 delays 1.000..10.999 ms then one of 76.1488 ms (the case where p99 came out as
+        // 76.1528 ms: the top histogram bucket's upper edge). p99 is rank 9 901 of 10 001:
+        // 10.900 ms within 0.1 %; the p100 is the maximum itself.
+        let mut m = FlowMeter::new(Duration(100 * MS));
+        for i in 0..10_000u64 {
+            m.on_received(Time(20 * MS + i * 1000), Time(20 * MS + i * 1000 - MS - i * 1000 % (10 * MS)), i as u32, 100);
+        }
+        m.on_received(Time(200 * MS), Time(200 * MS - 76_148_800), 10_000, 100);
+        let s = m.summary(Duration(100 * MS));
+        let q = m.delay_quantiles(&[0.99, 1.0]).unwrap();
+        assert_eq!(q[1], 76.1488, "the top quantile is the maximum, not the bucket's edge");
+        assert!(s.delay_ms.p99.unwrap() <= s.delay_ms.max.unwrap());
+        assert!((s.delay_ms.p99.unwrap() - 10.9).abs() / 10.9 < 0.001, "{:?}", s.delay_ms);
     }
 
     #[test]

@@ -33,9 +33,11 @@ use rand_core::RngCore;
 #[derive(Clone, Debug, PartialEq)]
 pub struct DcfConfig {
     pub phy: Phy,
-    /// dot11ShortRetryLimit: attempts for frames not protected by RTS/CTS (default 7).
+    /// dot11ShortRetryLimit (default 7): attempts of an RTS, or of a frame at or below the RTS
+    /// threshold.
     pub retry_short: u32,
-    /// dot11LongRetryLimit: attempts for frames sent after RTS/CTS (default 4).
+    /// dot11LongRetryLimit (default 4): attempts of a data frame above the RTS threshold, after
+    /// its RTS got a CTS.
     pub retry_long: u32,
     /// MSDUs longer than this use RTS/CTS (u64::MAX = never).
     pub rts_threshold: u64,
@@ -55,6 +57,13 @@ pub struct Frame {
     pub delivered: bool,
     /// Flow key for fair queueing.
     pub flow: u32,
+}
+
+/// Which retry count a failed attempt increments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RetryCounter {
+    Short,
+    Long,
 }
 
 /// What the simulator must do after a decision.
@@ -98,7 +107,11 @@ struct Station {
     backoff: u32,
     counting: bool,
     cw: u32,
-    attempts: u32,
+    /// The head frame's short and long retry counts (IEEE 802.11-2016 §10.3.4.4): failed RTS
+    /// and failed frames at or below the RTS threshold count short, failed data frames above it
+    /// (sent after a CTS) count long; the frame is discarded when either reaches its limit.
+    short_retries: u32,
+    long_retries: u32,
     /// When the head frame became ready (for a transmission without backoff).
     ready_at: Time,
     /// uid + 1 of the last frame delivered from each sender (duplicate filter).
@@ -140,7 +153,8 @@ impl Dcf {
                 backoff: 0,
                 counting: false,
                 cw,
-                attempts: 0,
+                short_retries: 0,
+                long_retries: 0,
                 ready_at: Time::ZERO,
                 last_rx: vec![0; n_stations],
                 stats: StationStats::default(),
@@ -343,7 +357,7 @@ impl Dcf {
             self.stations[i].stats.collisions += 1;
         }
         for &i in senders {
-            self.failed_attempt(now, i, out);
+            self.failed_attempt(now, i, RetryCounter::Short, out);
         }
         (now + longest, phy.eifs())
     }
@@ -355,17 +369,19 @@ impl Dcf {
         let to = f.to as usize;
         let mut t = now;
         let rts = self.uses_rts(&f);
+        // A data frame sent after RTS/CTS counts against the long retry limit (§10.3.4.4).
+        let data_counter = if rts { RetryCounter::Long } else { RetryCounter::Short };
         if rts {
             t += phy.rts_time();
             if !self.errors.control_ok(&mut self.error_rng, i, to) {
                 self.stations[i].stats.frame_errors += 1;
-                self.failed_attempt(now, i, out);
+                self.failed_attempt(now, i, RetryCounter::Short, out);
                 return (t, phy.eifs());
             }
             t += phy.sifs + phy.cts_time();
             if !self.errors.control_ok(&mut self.error_rng, to, i) {
                 self.stations[i].stats.frame_errors += 1;
-                self.failed_attempt(now, i, out);
+                self.failed_attempt(now, i, RetryCounter::Short, out);
                 return (t, phy.eifs());
             }
             t += phy.sifs;
@@ -373,7 +389,7 @@ impl Dcf {
         t += phy.data_time_at(self.msdu_bytes(&f), self.stations[i].rate_x10);
         if !self.errors.data_ok(&mut self.error_rng, i, to) {
             self.stations[i].stats.frame_errors += 1;
-            self.failed_attempt(now, i, out);
+            self.failed_attempt(now, i, data_counter, out);
             return (t, phy.eifs());
         }
         // The receiver has the frame: deliver it unless it is a retransmitted duplicate.
@@ -389,37 +405,46 @@ impl Dcf {
         t += phy.sifs + phy.ack_time();
         if !self.errors.control_ok(&mut self.error_rng, to, i) {
             self.stations[i].stats.frame_errors += 1;
-            self.failed_attempt(now, i, out);
+            self.failed_attempt(now, i, data_counter, out);
             return (t, phy.eifs());
         }
         self.stats.successes += 1;
         let s = &mut self.stations[i];
         s.stats.attempts += 1;
         s.cw = phy.cw_min;
-        s.attempts = 0;
+        (s.short_retries, s.long_retries) = (0, 0);
         self.next_head(i, t, out);
         // Post-backoff after every transmission (§10.3.4.3), with or without a next frame.
         self.draw_backoff(i);
         (t, phy.difs())
     }
 
-    /// Doubles CW or, after the retry limit, drops the head frame.
-    fn failed_attempt(&mut self, now: Time, i: usize, out: &mut Vec<MacOutput>) {
+    /// Counts a failed attempt against `counter`: doubles CW or, once that counter reaches its
+    /// limit, drops the head frame.
+    fn failed_attempt(&mut self, now: Time, i: usize, counter: RetryCounter, out: &mut Vec<MacOutput>) {
         let f = self.stations[i].head.expect("frame in service");
-        let limit = if self.uses_rts(&f) { self.cfg.retry_long } else { self.cfg.retry_short };
-        let phy_min = self.cfg.phy.cw_min;
-        let phy_max = self.cfg.phy.cw_max;
+        let (phy_min, phy_max) = (self.cfg.phy.cw_min, self.cfg.phy.cw_max);
+        let (short_limit, long_limit) = (self.cfg.retry_short, self.cfg.retry_long);
         let s = &mut self.stations[i];
         s.stats.attempts += 1;
-        s.attempts += 1;
-        if s.attempts >= limit {
+        let exhausted = match counter {
+            RetryCounter::Short => {
+                s.short_retries += 1;
+                s.short_retries >= short_limit
+            }
+            RetryCounter::Long => {
+                s.long_retries += 1;
+                s.long_retries >= long_limit
+            }
+        };
+        if exhausted {
             if f.delivered {
                 s.stats.retry_exhausted_after_delivery += 1;
             } else {
                 s.stats.retry_drops += 1;
             }
             s.cw = phy_min;
-            s.attempts = 0;
+            (s.short_retries, s.long_retries) = (0, 0);
             // A frame whose data arrived but whose ACKs were lost is not a lost packet.
             if !f.delivered {
                 out.push(MacOutput::RetryDrop { pkt: f.pkt });

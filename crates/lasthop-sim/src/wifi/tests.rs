@@ -107,3 +107,39 @@ fn two_stations_collide_at_bianchis_rate() {
     let p = col as f64 / att as f64;
     assert!((p - 0.0570).abs() / 0.0570 < 0.05, "collision probability {p:.4}");
 }
+
+#[test]
+fn rts_failures_count_short_and_data_failures_after_cts_count_long() {
+    // IEEE 802.11-2016 §10.3.4.4: with RTS/CTS, a lost RTS (no CTS) increments the short retry
+    // count (limit 7); a lost data frame after a CTS increments the long one (limit 4).
+    let rts_cfg = DcfConfig { rts_threshold: 0, ..cfg(Phy::b(110, 10, false)) };
+    for (errors, limit, what) in [
+        (ErrorModel::Fixed { fer: vec![0.0, 1.0], ack_fer: 0.0 }, 4, "data after CTS: dot11LongRetryLimit"),
+        (ErrorModel::Fixed { fer: vec![0.0, 0.0], ack_fer: 1.0 }, 7, "RTS unanswered: dot11ShortRetryLimit"),
+    ] {
+        let mut d = dcf(rts_cfg.clone(), 2, errors);
+        let mut out = Vec::new();
+        d.enqueue(Time::ZERO, 1, Frame { pkt: 9, uid: 9, ip_bytes: 500, to: 0, delivered: false, flow: 0 });
+        while let Some(t) = d.next_decision() {
+            d.decide(t, &mut out);
+        }
+        assert_eq!(out, vec![MacOutput::RetryDrop { pkt: 9 }], "{what}");
+        assert_eq!(d.station_stats(1).attempts, limit, "{what}");
+    }
+}
+
+#[test]
+fn rts_collisions_drop_frames_at_p_to_the_seventh() {
+    // 40 saturated 802.11g stations with RTS/CTS: only RTS frames collide, and they count against
+    // the short limit of 7, so a frame is lost after 7 collided RTS: drop ratio ≈ p^7 for the
+    // per-attempt collision probability p (Bianchi's independence assumption), far below p^4.
+    let mut d = dcf(DcfConfig { rts_threshold: 0, ..cfg(Phy::g(540, 240, true)) }, 41, ErrorModel::Ideal);
+    let (_, out) = saturate(&mut d, 60_000, 1500);
+    let (att, col) = (1..41).fold((0, 0), |(a, c), i| (a + d.station_stats(i).attempts, c + d.station_stats(i).collisions));
+    let p = col as f64 / att as f64;
+    let drops = out.iter().filter(|o| matches!(o, MacOutput::RetryDrop { .. })).count() as f64;
+    let delivered = out.iter().filter(|o| matches!(o, MacOutput::Deliver { .. })).count() as f64;
+    let ratio = drops / (drops + delivered);
+    assert!(ratio > 0.6 * p.powi(7) && ratio < 1.4 * p.powi(7), "drop ratio {ratio:.4}, p {p:.3}, p^7 {:.4}", p.powi(7));
+    assert!(ratio < 0.25 * p.powi(4), "drop ratio {ratio:.4} near p^4 {:.4}: RTS counted long", p.powi(4));
+}
