@@ -71,8 +71,8 @@ def test_verdicts_on_direction_and_magnitude():
     # The direction is that of the means even when one seed disagrees; the interval says so.
     v = compare("c", "m", [3.0, 0.5], [1.0, 1.0], ">")
     assert v["verdict"] == "same direction (95 % interval includes 1)"
-    assert bound("c", "m", [8.0], "<", 10.0)["verdict"].startswith("within the bound")
-    assert bound("c", "m", [12.0], "<", 10.0)["verdict"].startswith("beyond the bound")
+    assert bound("c", "m", [8.0], "<", 10.0)["verdict"].startswith("meets the bound")
+    assert bound("c", "m", [12.0], "<", 10.0)["verdict"].startswith("misses the bound")
     assert list(claims_table([v]).columns) == COLUMNS
 
 

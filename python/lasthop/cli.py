@@ -266,7 +266,7 @@ def reproduce(
                                 ("95 % interval", "right", 1), ("ours / paper", "right", 1), ("verdict", "left", 2)]:
         t.add_column(col, justify=justify, ratio=ratio, overflow="fold")
     for cells in display_rows(r.table):
-        style = "red" if cells[-1].startswith(("opposite", "beyond")) else None
+        style = "red" if cells[-1].startswith(("opposite", "misses")) else None
         t.add_row(*cells, style=style)
     console.print(t)
     for note in r.notes:

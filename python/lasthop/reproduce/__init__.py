@@ -210,7 +210,7 @@ def bound(case: str, metric: str, ours: Sequence[float], op: str, limit: float, 
     m, lo, hi = mean_ci(ours)
     r = m / limit
     inside = m < limit if op == "<" else m > limit
-    verdict = f"{'within' if inside else 'beyond'} the bound ({magnitude(r) or '–'} of it)"
+    verdict = f"{'meets' if inside else 'misses'} the bound ({magnitude(r) or '–'} of it)"
     return _row(case, metric, paper_text or f"{op} {_fmt(limit)}", float(limit), m, lo, hi, len(ours), r, verdict)
 
 
