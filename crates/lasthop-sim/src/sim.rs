@@ -512,10 +512,8 @@ impl Simulation {
             let meter = if dir == 0 { &mut f.forward } else { &mut f.reverse };
             meter.on_sent(self.now, q.wire_len());
             let key = node as usize * self.n_nodes + q.dst as usize;
-            if !self.captures.is_empty() {
-                self.capture(node, self.next_node[key], &q);
-            }
-            self.route(key, q);
+            // Local retransmissions cross the same error generator as any packet.
+            self.egress(node, key, q);
         }
     }
 
@@ -610,12 +608,28 @@ impl Simulation {
         if p.dst == f.dst { &mut f.forward } else { &mut f.reverse }
     }
 
-    /// Hands a packet to the network at `node`.
+    /// Hands a packet to the network at `node`. The interface's processors run top-down as in
+    /// paper 003's Fig. 3: SAP-LAW, then Snoop (which caches what it sees), then — in
+    /// [`Self::egress`] — the packet error generator below them, so Snoop can repair its drops.
     fn send_from(&mut self, node: u32, mut p: Packet) {
         let key = node as usize * self.n_nodes + p.dst as usize;
         if let Some(i) = self.sap_at[node as usize] {
             self.saps[i].1.process(self.now, &mut p);
         }
+        if !self.snoops.is_empty() {
+            let next = self.next_node[key];
+            for i in 0..self.snoops.len() {
+                if self.snoops[i].node == node && self.snoops[i].peer == next {
+                    self.snoops[i].agent.outgoing(self.now, &p);
+                    self.arm_snoop(i);
+                }
+            }
+        }
+        self.egress(node, key, p);
+    }
+
+    /// The bottom of `node`'s interface: the packet error generator, the capture, the hop.
+    fn egress(&mut self, node: u32, key: usize, p: Packet) {
         if !self.gen_on_hop.is_empty() {
             let hop = node as usize * self.n_nodes + self.next_node[key] as usize;
             let g = self.gen_on_hop[hop];
@@ -626,15 +640,6 @@ impl Simulation {
         }
         if !self.captures.is_empty() {
             self.capture(node, self.next_node[key], &p);
-        }
-        if !self.snoops.is_empty() {
-            let next = self.next_node[key];
-            for i in 0..self.snoops.len() {
-                if self.snoops[i].node == node && self.snoops[i].peer == next {
-                    self.snoops[i].agent.outgoing(self.now, &p);
-                    self.arm_snoop(i);
-                }
-            }
         }
         self.route(key, p);
     }

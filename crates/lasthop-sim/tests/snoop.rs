@@ -69,3 +69,22 @@ fn two_mobiles_both_benefit_and_a_plain_one_coexists() {
     assert!(response(&mixed, "to-MH1") < response(&plain, "to-MH1"));
     assert!(response(&mixed, "to-MH2") < 2.0 * response(&plain, "to-MH2"), "the plain mobile is not penalized");
 }
+
+#[test]
+fn snoop_repairs_what_the_error_generator_below_it_drops() {
+    // Paper 003, Fig. 3: the packet error generator sits below the Snoop agent, so a first
+    // transmission the generator drops is already in Snoop's cache, and a local retransmission
+    // crosses the generator again. Over 10 seeds at 30 % PER both directions, Snoop keeps TCP's
+    // own timeouts rare: the mean download response time falls more than 10x (measured 25x: 5136 s
+    // summed over the seeds without Snoop, 206 s with; 3x when the generator sat above the agent).
+    let (mut plain, mut snoop, mut timeouts) = (0.0, 0.0, 0);
+    for seed in 1..=10 {
+        // Without Snoop a transfer can back off to the 64 s ceiling many times: a long horizon.
+        let with_seed = |t: String| t.replacen("duration = \"900s\"", &format!("duration = \"20000s\"\nseed = {seed}\ninterval = \"10s\""), 1);
+        plain += response(&run(&with_seed(scenario(0.3, &[], &["MH"]))), "to-MH");
+        let s = run(&with_seed(scenario(0.3, &["MH"], &["MH"])));
+        snoop += response(&s, "to-MH");
+        timeouts += s.flow("to-MH").unwrap()["tcp"]["timeouts"].as_u64().unwrap();
+    }
+    assert!(plain > 10.0 * snoop, "30 % PER over 10 seeds: {plain:.1} s without Snoop, {snoop:.1} s with, {timeouts} TCP timeouts");
+}
