@@ -37,8 +37,15 @@ pub struct UnitError {
     pub expected: &'static str,
 }
 
-const DURATION_UNITS: &[(&str, u64)] =
-    &[("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000), ("min", 60_000_000_000)];
+const DURATION_UNITS: &[(&str, u64)] = &[
+    ("ns", 1),
+    ("us", 1_000),
+    ("µs", 1_000),
+    ("ms", 1_000_000),
+    ("s", 1_000_000_000),
+    ("min", 60_000_000_000),
+    ("h", 3_600_000_000_000),
+];
 const RATE_UNITS: &[(&str, u64)] = &[
     ("bps", 1),
     ("kbps", 1_000),
@@ -49,6 +56,18 @@ const RATE_UNITS: &[(&str, u64)] = &[
     ("kb/s", 1_000),
     ("Mb/s", 1_000_000),
     ("Gb/s", 1_000_000_000),
+    // Spellings whose meaning is not in doubt (no one means millibits by "mbps").
+    ("kbit", 1_000),
+    ("Kbit", 1_000),
+    ("Mbit", 1_000_000),
+    ("Gbit", 1_000_000_000),
+    ("bit/s", 1),
+    ("kbit/s", 1_000),
+    ("Mbit/s", 1_000_000),
+    ("Gbit/s", 1_000_000_000),
+    ("mbps", 1_000_000),
+    ("gbps", 1_000_000_000),
+    ("MBit", 1_000_000),
 ];
 const BYTE_UNITS: &[(&str, u64)] = &[
     ("B", 1),
@@ -60,7 +79,7 @@ const BYTE_UNITS: &[(&str, u64)] = &[
     ("MiB", 1_048_576),
     ("GiB", 1_073_741_824),
 ];
-const DURATION_EXPECTED: &str = "a non-negative number followed by ns, us, ms, s or min, e.g. \"10ms\"";
+const DURATION_EXPECTED: &str = "a non-negative number followed by ns, us, ms, s, min or h, e.g. \"10ms\"";
 const RATE_EXPECTED: &str = "a positive number followed by bps, kbps, Mbps or Gbps, e.g. \"11Mbps\"";
 const BYTES_EXPECTED: &str = "a non-negative number followed by B, kB, MB, GB, KiB, MiB or GiB, e.g. \"1500B\"";
 const LIMIT_EXPECTED: &str = "a packet count such as \"100p\" or a byte size such as \"64KiB\"";
@@ -85,7 +104,7 @@ fn parse_scaled(
         return Err(err("no unit"));
     }
     let Some(&(_, scale)) = units.iter().find(|(u, _)| *u == unit) else {
-        return Err(err(&format!("unknown unit {unit:?}")));
+        return Err(err(&format!("unknown unit {unit:?}{}", did_you_mean(unit, units.iter().map(|(u, _)| *u)))));
     };
     let value: f64 = num.parse().map_err(|_| err(&format!("{num:?} is not a number")))?;
     if !value.is_finite() {
@@ -105,11 +124,26 @@ fn parse_scaled(
     Ok(rounded as u64)
 }
 
+/// ", did you mean \"x\"?" for the candidate closest to `input` (Jaro–Winkler ≥ 0.7), or "".
+pub fn did_you_mean<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let lower = input.to_lowercase();
+    let mut best: Option<(f64, &str)> = None;
+    for c in candidates {
+        let score = strsim::jaro_winkler(&lower, &c.to_lowercase());
+        // Ties go to the earlier candidate: lists put the canonical spelling first.
+        if score >= 0.7 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, c));
+        }
+    }
+    best.map(|(_, c)| format!(", did you mean {c:?}?")).unwrap_or_default()
+}
+
 /// Formats `value` with the largest unit that divides it exactly (`1_500_000` ns -> `"1500us"`).
 fn format_scaled(value: u64, units: &[(&str, u64)]) -> String {
     let mut best = (units[0].0, units[0].1);
     for &(u, scale) in units {
-        if value != 0 && value % scale == 0 && scale > best.1 && !u.contains('/') && u != "µs" && u != "Kbps" && u != "KB" {
+        let alias = u.contains('/') || u.contains("bit") || u.contains("Bit") || ["µs", "Kbps", "KB", "mbps", "gbps"].contains(&u);
+        if value != 0 && value % scale == 0 && scale > best.1 && !alias {
             best = (u, scale);
         }
     }
@@ -288,6 +322,20 @@ mod tests {
             let b = parse_bytes(s).map(|b| b.to_string());
             assert!([d, r, b].into_iter().flatten().any(|x| x == s), "{s} did not round-trip");
         }
+    }
+
+    #[test]
+    fn unambiguous_spellings_are_accepted_and_typos_get_a_suggestion() {
+        assert_eq!(parse_duration("1h").unwrap(), Duration(3_600_000_000_000));
+        assert_eq!(Duration(7_200_000_000_000).to_string(), "2h");
+        assert_eq!(parse_rate("20mbps").unwrap(), BitRate(20_000_000));
+        assert_eq!(parse_rate("20Mbit").unwrap(), BitRate(20_000_000));
+        assert_eq!(parse_rate("64kbit/s").unwrap(), BitRate(64_000));
+        assert_eq!(BitRate(20_000_000).to_string(), "20Mbps", "the canonical spelling is written back");
+        let e = parse_rate("20Mbs").unwrap_err().to_string();
+        assert!(e.contains("did you mean \"Mbps\"?"), "{e}");
+        let e = parse_duration("5sec").unwrap_err().to_string();
+        assert!(e.contains("did you mean \"s\"?") || e.contains("did you mean \"ms\"?"), "{e}");
     }
 
     #[test]

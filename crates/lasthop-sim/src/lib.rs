@@ -2,6 +2,7 @@
 //!
 //! Map of the crate:
 //! - [`scenario`] the TOML scenario schema (serde), overrides, validation, JSON Schema
+//! - [`limits`]   the valid range of every number in a scenario (checked and published)
 //! - [`engine`]   the event queue ordered by (time, insertion sequence) and the event enum
 //! - [`net`]      packet arena and point-to-point channels (DropTail, serialization, loss)
 //! - [`tcp`]      the sans-I/O TCP endpoint: NewReno, SACK/RFC 6675, RTO, persist, delayed ACK
@@ -16,6 +17,7 @@ pub mod bundled;
 pub mod cellular;
 pub mod engine;
 pub mod host;
+pub mod limits;
 pub mod net;
 pub mod pcap;
 pub mod results;

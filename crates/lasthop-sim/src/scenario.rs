@@ -25,6 +25,10 @@ pub const DEFAULT_DELAYED_ACK: Duration = Duration::from_millis(200);
 pub const DEFAULT_RTO_INITIAL: Duration = Duration::from_secs(1);
 pub const DEFAULT_RTO_MIN: Duration = Duration::from_secs(1);
 pub const DEFAULT_RTO_MAX: Duration = Duration::from_secs(60);
+/// Shortest gap between two packets of one source (below it a run crawls on one entity).
+pub const MIN_PACKET_INTERVAL: Duration = Duration::from_micros(1);
+/// Most per-interval rows a run may keep (duration / interval × flows, ~250 MB at the limit).
+pub const MAX_INTERVAL_ROWS: u64 = 1_000_000;
 
 fn default_seed() -> u64 {
     DEFAULT_SEED
@@ -1000,7 +1004,12 @@ impl Scenario {
         })?;
         let mut scenario = scenario;
         scenario.resolve_presets();
-        let problems = scenario.validate(&text);
+        let doc: toml::Value = toml::from_str(&text).map_err(|e| err(e.message().to_string()))?;
+        // Ranges first: cross-field checks would only repeat what an out-of-range value breaks.
+        let mut problems = crate::limits::check_document(&doc);
+        if problems.is_empty() {
+            problems = scenario.validate(&text);
+        }
         if problems.is_empty() {
             Ok(scenario)
         } else {
@@ -1037,6 +1046,17 @@ impl Scenario {
         let at = |s: &Spanned<String>| format!("line {}: ", line_of(src, s.span().start));
         if self.simulation.duration.0 == 0 {
             p.push("simulation.duration must be positive, e.g. \"30s\"".into());
+        }
+        let sim = &self.simulation;
+        if sim.interval.0 > 0 {
+            let rows = sim.duration.0.div_ceil(sim.interval.0).saturating_mul(self.flows.len() as u64);
+            if rows > MAX_INTERVAL_ROWS {
+                let floor = Duration(sim.duration.0.saturating_mul(self.flows.len() as u64).div_ceil(MAX_INTERVAL_ROWS));
+                p.push(format!(
+                    "simulation.interval {} gives {rows} per-interval rows (duration {} / interval × {} flows), above the budget of {MAX_INTERVAL_ROWS}; valid: an interval of at least {floor}",
+                    sim.interval, sim.duration, self.flows.len()
+                ));
+            }
         }
         if self.simulation.interval.0 == 0 {
             p.push("simulation.interval must be positive, e.g. \"100ms\"".into());
@@ -1349,12 +1369,20 @@ impl Scenario {
                     p.push(format!("{fid}.app.interval must be positive"));
                 }
             }
-            App::Onoff { size, on, .. } => {
+            App::Onoff { size, on, rate, .. } => {
                 if size.0 == 0 {
                     p.push(format!("{fid}.app.size must be positive"));
                 }
                 if on.0 == 0 {
                     p.push(format!("{fid}.app.on must be positive"));
+                }
+                // The packet interval while on: below 1 µs one source would take a run's time.
+                let gap = rate.tx_time(size.0);
+                if size.0 > 0 && gap < MIN_PACKET_INTERVAL {
+                    p.push(format!(
+                        "{fid}.app: size {size} at rate {rate} sends a packet every {gap}, below the {MIN_PACKET_INTERVAL} floor; valid: a rate of at most {}",
+                        BitRate(size.0 * 8 * 1_000_000)
+                    ));
                 }
             }
             _ => {}
@@ -1409,11 +1437,7 @@ impl Scenario {
             if t.initial_cwnd == Some(0) {
                 p.push(format!("{fid}.tcp.initial_cwnd must be at least 1 segment"));
             }
-            if let Some(g) = t.timer_granularity {
-                if g < Duration::from_micros(1) || g > Duration::from_secs(10) {
-                    p.push(format!("{fid}.tcp.timer_granularity {g} is out of range; valid: 1us to 10s"));
-                }
-            }
+
         }
     }
 
@@ -1551,6 +1575,7 @@ impl Topology {
 
 /// The JSON Schema of the scenario format.
 pub fn json_schema() -> String {
-    let schema = schemars::schema_for!(Scenario);
+    let mut schema = serde_json::to_value(schemars::schema_for!(Scenario)).expect("schema serializes");
+    crate::limits::publish(&mut schema);
     serde_json::to_string_pretty(&schema).expect("schema serializes")
 }

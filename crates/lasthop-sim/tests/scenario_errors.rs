@@ -46,12 +46,12 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
     // (what is changed, replacement, expected fragments of the message)
     let table: &[(&str, &str, &[&str])] = &[
         ("duration = \"10s\"", "duration = \"10s\"\nsed = 3", &["bad.toml", "line 3", "unknown field `sed`", "seed"]),
-        ("rate = \"10Mbps\"", "rate = \"10Mbit\"", &["bad.toml", "line 16", "rate", "unknown unit \"Mbit\"", "Mbps"]),
+        ("rate = \"10Mbps\"", "rate = \"10Mbs\"", &["bad.toml", "line 16", "rate", "unknown unit \"Mbs\", did you mean \"Mbps\"?"]),
         ("rate = \"10Mbps\"", "rate = \"-10Mbps\"", &["line 16", "negative values are not allowed"]),
         ("rate = \"10Mbps\"", "rate = 10", &["line 16", "invalid type: integer", "11Mbps"]),
         ("delay = \"5ms\"", "delay = \"5\"", &["line 17", "no unit", "ms"]),
-        ("delay = \"5ms\"", "delay = \"5ms\"\nmtu = \"0B\"", &["links[0].mtu 0B is too small", "at least 68B"]),
-        ("delay = \"5ms\"", "delay = \"5ms\"\nloss = 1.5", &["links[0].loss = 1.5 is not a probability", "0 to 1"]),
+        ("delay = \"5ms\"", "delay = \"5ms\"\nmtu = \"0B\"", &["bad.toml: links.0.mtu = \"0B\" is out of range; valid: 68B to 65535B"]),
+        ("delay = \"5ms\"", "delay = \"5ms\"\nloss = 1.5", &["links.0.loss = 1.5 is out of range; valid: 0 to 1"]),
         ("dst = \"b\"", "dst = \"nowhere\"", &["bad.toml: line 22", "flows[0] (\"f\").dst names unknown node \"nowhere\"", "known nodes: \"a\", \"b\", \"island\""]),
         ("dst = \"b\"", "dst = \"island\"", &["line 21", "no path from \"a\" to \"island\""]),
         ("dst = \"b\"", "dst = \"a\"", &["src and dst are the same node"]),
@@ -63,7 +63,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { mss = \"1461B\" }", &["tcp.mss 1461B does not fit the path MTU 1500B", "1B to 1460B"]),
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { variant = \"vegas\" }", &["tcp.variant \"vegas\" is not known", "newreno", "cubic"]),
         ("name = \"f\"", "name = \"f\"\nstart = \"5s\"\nstop = \"2s\"", &["stop (2s) must be after start (5s)"]),
-        ("duration = \"10s\"", "duration = \"0s\"", &["simulation.duration must be positive"]),
+        ("duration = \"10s\"", "duration = \"0s\"", &["simulation.duration = \"0s\" is out of range; valid: 1ms to 720h"]),
         ("[simulation]\nduration = \"10s\"", "[simulation]", &["line 1", "missing field `duration`"]),
         ("name = \"island\"", "name = \"a\"", &["nodes[2].name \"a\" is used twice"]),
         ("[[flows]]", "[probes]\nqueues = [\"nope\"]\n\n[[flows]]", &["probes.queues names unknown link or WLAN \"nope\"", "known: \"a-b\""]),
@@ -78,11 +78,16 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("[[flows]]", "[[wlans]]\nname = \"w\"\nstandard = \"802.11n\"\nstations = [\"a\", \"b\"]\n\n[[flows]]", &["unknown variant `802.11n`", "802.11b", "802.11g"]),
         ("name = \"island\"", "name = \"island\"\ndevice = { preset = \"nokia\" }", &["line 12", "unknown variant `nokia`", "pda-ipaq3660", "pc-windows2000"]),
         ("name = \"b\"", "name = \"b\"\ndevice = { copy_rate = \"0bps\" }", &["line 9", "invalid rate \"0bps\": a rate must be positive"]),
-        ("name = \"b\"", "name = \"b\"\ndevice = { storage_write_growth = -1.0 }", &["nodes[1] (\"b\").device.storage_write_growth must be a number ≥ 0"]),
+        ("name = \"b\"", "name = \"b\"\ndevice = { storage_write_growth = -1.0 }", &["nodes.b.device.storage_write_growth = -1.0 is out of range; valid: 0 to 10"]),
         (
             "app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }",
-            "app = { type = \"file\", bytes = \"1MB\", message = \"0B\" }\ntcp = { read_rate = \"1Mbps\" }",
-            &["flows[0] (\"f\").app.message must be positive", "tcp.read_rate cannot pace a file transfer whose hosts run the file loop"],
+            "app = { type = \"file\", bytes = \"1MB\", message = \"0B\" }",
+            &["flows.f.app.message = \"0B\" is out of range; valid: 1B to 1GiB"],
+        ),
+        (
+            "app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }",
+            "app = { type = \"file\", bytes = \"1MB\", message = \"4KiB\" }\ntcp = { read_rate = \"1Mbps\" }",
+            &["tcp.read_rate cannot pace a file transfer whose hosts run the file loop"],
         ),
         (
             "app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }",
@@ -96,8 +101,13 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ),
         (
             "[[flows]]",
-            "[[wcdma]]\nname = \"r\"\nbs = \"a\"\nms = \"island\"\nrate = \"1kbps\"\nerrors = { model = \"fer\", fer = 2.0 }\n\n[[flows]]",
-            &["wcdma[0] (\"r\").rate 1kbps carries less than one 40B PDU per TTI", "errors.fer = 2 is not a probability"],
+            "[[wcdma]]\nname = \"r\"\nbs = \"a\"\nms = \"island\"\nrate = \"1kbps\"\nerrors = { model = \"fer\", fer = 0.5 }\n\n[[flows]]",
+            &["wcdma[0] (\"r\").rate 1kbps carries less than one 40B PDU per TTI"],
+        ),
+        (
+            "[[flows]]",
+            "[[wcdma]]\nname = \"r\"\nbs = \"a\"\nms = \"island\"\nerrors = { model = \"fer\", fer = 2.0 }\n\n[[flows]]",
+            &["wcdma.r.errors.fer = 2.0 is out of range; valid: 0 to 1"],
         ),
     ];
     let mut failures = Vec::new();
