@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test install system-deps test-rust test-python bench schema
+.PHONY: demo test install system-deps test-rust test-python bench schema fidelity
 
 demo: install
 	$(VENV)/bin/lasthop run --out results/dumbbell
@@ -37,3 +37,8 @@ bench: install
 
 schema: install
 	$(VENV)/bin/lasthop schema --out schema/scenario.schema.json
+
+# ns-3 cross-validation (opt-in): the `oracle` extra of pyproject.toml, then FIDELITY.md.
+fidelity: install
+	$(PIP) install --quiet 'ns3==3.44.post0'
+	$(PY) bench/fidelity.py --out FIDELITY.md
