@@ -50,7 +50,7 @@ INITIAL_CWND = 10  # ns-3's default (RFC 6928); lasthop's default would be RFC 5
 CA_INCREASE = "per_ack"  # ns-3's NewReno: cwnd += MSS^2/cwnd per ACK in congestion avoidance
 
 
-# ns-3's NewReno without SACK either behaves (lasthop's worst seed retransmits 2.7 % of its
+# ns-3's NewReno without SACK either behaves (lasthop's worst seed retransmits under 3 % of its
 # segments) or falls into a mode where every recovery resends a burst of segments the receiver
 # already has (15-21 % of its segments): FIDELITY.md note B. A run above this share is in that mode.
 DUP_MODE_SHARE = 0.05
