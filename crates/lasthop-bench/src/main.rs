@@ -97,7 +97,7 @@ fn run_case(name: &str) {
         let s = Scenario::from_toml_str(text, "dumbbell", &ov).expect("valid");
         let t = Instant::now();
         let mut sim = Simulation::new(s);
-        sim.run();
+        sim.run().unwrap_or_else(|e| panic!("{e}"));
         let out = sim.output();
         walls.push(t.elapsed().as_secs_f64());
         events = sim.events_processed();

@@ -106,22 +106,39 @@ fn parse_scaled(
     let Some(&(_, scale)) = units.iter().find(|(u, _)| *u == unit) else {
         return Err(err(&format!("unknown unit {unit:?}{}", did_you_mean(unit, units.iter().map(|(u, _)| *u)))));
     };
-    let value: f64 = num.parse().map_err(|_| err(&format!("{num:?} is not a number")))?;
-    if !value.is_finite() {
-        return Err(err("not a finite number"));
+    let not_a_number = || err(&format!("{num:?} is not a number"));
+    let (sign, digits) = match num.as_bytes()[0] {
+        b'-' => (-1, &num[1..]),
+        b'+' => (1, &num[1..]),
+        _ => (1, num),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !all_digits(int) || !all_digits(frac) {
+        return Err(not_a_number());
     }
-    if value < 0.0 {
+    if sign < 0 && (int.bytes().any(|b| b != b'0') || frac.bytes().any(|b| b != b'0')) {
         return Err(err("negative values are not allowed"));
     }
-    let scaled = value * scale as f64;
-    if scaled > u64::MAX as f64 / 2.0 {
-        return Err(err("too large"));
-    }
-    let rounded = scaled.round();
-    if (scaled - rounded).abs() > 1e-6 * scaled.max(1.0) {
+    // Exact decimal arithmetic: value × scale = (int·10^k + frac) · scale / 10^k.
+    let frac = frac.trim_end_matches('0');
+    let too_large = || err("too large");
+    if frac.len() > 30 {
         return Err(err("finer than the smallest unit"));
     }
-    Ok(rounded as u64)
+    let pow = 10u128.pow(frac.len() as u32);
+    let decimal = |t: &str| t.bytes().try_fold(0u128, |a, b| a.checked_mul(10)?.checked_add((b - b'0') as u128));
+    let int_v = decimal(int).ok_or_else(too_large)?;
+    let frac_v = decimal(frac).ok_or_else(too_large)?;
+    let numer = int_v.checked_mul(pow).and_then(|x| x.checked_add(frac_v)).and_then(|x| x.checked_mul(scale as u128)).ok_or_else(too_large)?;
+    if numer % pow != 0 {
+        return Err(err("finer than the smallest unit"));
+    }
+    let scaled = numer / pow;
+    if scaled > (u64::MAX / 2) as u128 {
+        return Err(too_large());
+    }
+    Ok(scaled as u64)
 }
 
 /// ", did you mean \"x\"?" for the candidate closest to `input` (Jaro–Winkler ≥ 0.7), or "".
@@ -344,5 +361,31 @@ mod tests {
         assert_eq!(BitRate(10_000_000).tx_time(1500), Duration(1_200_000));
         // 1500 B at 11 Mb/s: 12 000 / 11e6 s = 1090.909 µs -> nearest ns 1 090 909.
         assert_eq!(BitRate(11_000_000).tx_time(1500), Duration(1_090_909));
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Any text: a value or an error that names what is valid — never a panic.
+        #[test]
+        fn any_text_parses_or_says_what_is_valid(s in "\\PC{0,24}|[0-9.eE+-]{0,30}(ns|us|ms|s|h|B|KiB|bps|Mbps|p)") {
+            for r in [parse_duration(&s).err(), parse_rate(&s).err(), parse_bytes(&s).err(), parse_queue_limit(&s).err()].into_iter().flatten() {
+                prop_assert!(r.to_string().contains("expected"));
+            }
+        }
+
+        /// What is formatted parses back to the same value.
+        #[test]
+        fn formatting_round_trips(ns in 0u64..u64::MAX / 4, bps in 1u64..u64::MAX / 4, b in 0u64..u64::MAX / 4) {
+            prop_assert_eq!(parse_duration(&Duration(ns).to_string()).unwrap(), Duration(ns));
+            prop_assert_eq!(parse_rate(&BitRate(bps).to_string()).unwrap(), BitRate(bps));
+            prop_assert_eq!(parse_bytes(&Bytes(b).to_string()).unwrap(), Bytes(b));
+        }
     }
 }

@@ -3,11 +3,12 @@
 
 use lasthop_sim::{Column, Scenario, Simulation};
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, the field and what is valid.");
+create_exception!(_core, SimulationError, PyRuntimeError, "A run the engine's watchdog stopped: simulated time no longer advanced; the message names the entity.");
 
 fn scenario_from(text: &str, file: &str, overrides: Vec<(String, String)>) -> PyResult<Scenario> {
     Scenario::from_toml_str(text, file, &overrides).map_err(|e| ScenarioError::new_err(e.to_string()))
@@ -53,11 +54,12 @@ impl PySimulation {
         Ok(PySimulation { sim: Simulation::new(scenario_from(text, file, overrides)?) })
     }
 
-    /// Runs until `t_s` seconds of simulated time (or the end), without holding the GIL.
-    fn run_until(&mut self, py: Python<'_>, t_s: f64) {
+    /// Runs until `t_s` seconds of simulated time (or the end), without holding the GIL;
+    /// raises SimulationError if the run stalled.
+    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<()> {
         let t = lasthop_core::Time((t_s.max(0.0) * 1e9).round() as u64);
         let sim = &mut self.sim;
-        py.allow_threads(|| sim.run_until(t));
+        py.allow_threads(|| sim.run_until(t)).map_err(|e| SimulationError::new_err(e.to_string()))
     }
 
     /// Captures what crosses `node` (towards `peer` only, if given) as pcap; returns its index.
@@ -120,6 +122,7 @@ impl PySimulation {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_scenario, m)?)?;

@@ -12,7 +12,13 @@ fn main() {
         }
     };
     let t = std::time::Instant::now();
-    let out = lasthop_sim::run_scenario(s);
+    let out = match lasthop_sim::try_run_scenario(s) {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
     let mut v = out.summary.clone();
     v["scenario"] = serde_json::Value::Null;
     println!("{}", serde_json::to_string_pretty(&v).expect("summary serializes"));

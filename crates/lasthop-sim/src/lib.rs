@@ -28,4 +28,4 @@ pub mod wifi;
 
 pub use results::{Column, RunOutput, Table};
 pub use scenario::{Scenario, ScenarioError};
-pub use sim::{run_scenario, Simulation};
+pub use sim::{run_scenario, try_run_scenario, Simulation, Stalled};

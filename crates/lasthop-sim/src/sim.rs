@@ -9,7 +9,7 @@
 
 use crate::apps::{Source, Transfer};
 use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
-use crate::engine::{End, Event, EventQueue};
+use crate::engine::{End, Event, EventQueue, Watchdog};
 use crate::net::{flow_key, Channel, PacketArena, QueueTrace};
 use crate::scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
 use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, Queued, FQ_CODEL_LIMIT};
@@ -176,7 +176,23 @@ pub struct Simulation {
     scratch: Vec<Segment>,
     next_uid: u64,
     events_processed: u64,
+    watchdog: Watchdog,
+    /// Set once the watchdog stopped the run; every later call reports it again.
+    stalled: Option<Stalled>,
 }
+
+/// A run the watchdog stopped: simulated time no longer advanced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stalled {
+    pub message: String,
+}
+
+impl std::fmt::Display for Stalled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for Stalled {}
 
 impl Simulation {
     pub fn new(scenario: Scenario) -> Self {
@@ -331,6 +347,8 @@ impl Simulation {
             scratch: Vec::new(),
             next_uid: 0,
             events_processed: 0,
+            watchdog: Watchdog::default(),
+            stalled: None,
             scenario: scenario.clone(),
         };
         for (i, f) in scenario.flows.iter().enumerate() {
@@ -563,19 +581,80 @@ impl Simulation {
         self.now >= self.end
     }
 
-    /// Runs every event up to and including `until` (bounded by the scenario's end).
-    pub fn run_until(&mut self, until: Time) {
+    /// Runs every event up to and including `until` (bounded by the scenario's end), unless the
+    /// watchdog finds simulated time standing still.
+    pub fn run_until(&mut self, until: Time) -> Result<(), Stalled> {
+        if let Some(e) = &self.stalled {
+            return Err(e.clone());
+        }
         let limit = until.min(self.end);
         while let Some((t, ev)) = self.events.pop_until(limit) {
             self.now = t;
             self.events_processed += 1;
+            if self.watchdog.stalled(t) {
+                let e = self.stall_report(ev);
+                self.stalled = Some(e.clone());
+                return Err(e);
+            }
             self.dispatch(ev);
         }
         self.now = limit;
+        Ok(())
     }
 
-    pub fn run(&mut self) {
-        self.run_until(self.end);
+    pub fn run(&mut self) -> Result<(), Stalled> {
+        self.run_until(self.end)
+    }
+
+    /// Names the entity behind a stall: the one most of the next events at this instant
+    /// belong to (dispatching them changes nothing: the run is over).
+    fn stall_report(&mut self, first: Event) -> Stalled {
+        let at = self.now;
+        let mut tally: Vec<(String, u32)> = Vec::new();
+        let mut ev = Some(first);
+        for _ in 0..4096 {
+            let Some(e) = ev else { break };
+            let who = self.describe(e);
+            match tally.iter_mut().find(|(w, _)| *w == who) {
+                Some((_, n)) => *n += 1,
+                None => tally.push((who, 1)),
+            }
+            self.dispatch(e);
+            ev = self.events.pop_until(at).map(|(_, e)| e);
+        }
+        let who = tally.into_iter().max_by_key(|(_, n)| *n).map(|(w, _)| w).unwrap_or_default();
+        Stalled {
+            message: format!(
+                "simulated time stopped advancing at {:.9} s: more than {} events at that instant, most of them from {who}; \
+                 one of its durations, rates or sizes is probably zero or below the engine's 1 ns resolution",
+                at.as_secs_f64(),
+                Watchdog::DEFAULT_LIMIT
+            ),
+        }
+    }
+
+    /// The scenario entity an event belongs to, as a user would name it.
+    fn describe(&self, ev: Event) -> String {
+        let flow = |f: u32| format!("flow {:?}", self.flows[f as usize].name);
+        let node = |n: u32| format!("{:?}", self.node_names[n as usize]);
+        match ev {
+            Event::TxEnd { chan } | Event::Arrive { chan, .. } => format!("link {:?}", self.channels[chan as usize].name),
+            Event::FlowStart { flow: f } | Event::FlowStop { flow: f } => format!("{} (start/stop)", flow(f)),
+            Event::AppSend { flow: f } => format!("{} (its application's sends)", flow(f)),
+            Event::AppRead { flow: f } => format!("{} (its receiver's reads)", flow(f)),
+            Event::TcpTimer { flow: f, end } => format!("{} (TCP timer of the {end:?})", flow(f)),
+            Event::WlanDecide { wlan, .. } => format!("WLAN {:?}", self.wlans[wlan as usize].name),
+            Event::NodeArrive { node: n, .. } => format!("arrivals at node {}", node(n)),
+            Event::RlcTti { rlc } | Event::RlcArrive { rlc, .. } | Event::RlcRx { rlc } => {
+                format!("W-CDMA RLC {:?}", self.rlcs[rlc as usize].name)
+            }
+            Event::SnoopTimer { snoop } => {
+                let s = &self.snoops[snoop as usize];
+                format!("the Snoop agent at {} towards {}", node(s.node), node(s.peer))
+            }
+            Event::CpuDone { node: n, .. } => format!("the CPU of host {}", node(n)),
+            Event::HostDeliver { .. } => "deliveries of processed packets".into(),
+        }
     }
 
     fn dispatch(&mut self, ev: Event) {
@@ -1692,9 +1771,14 @@ fn awnd_cap_bytes(r: &crate::scenario::ReceiverAwndParams, retransmissions: u32,
     (a.awnd_packets().round().max(1.0) as u64) * mss as u64
 }
 
-/// Loads, builds and runs a scenario to its end.
-pub fn run_scenario(s: Scenario) -> RunOutput {
+/// Loads, builds and runs a scenario to its end, or says why it stalled.
+pub fn try_run_scenario(s: Scenario) -> Result<RunOutput, Stalled> {
     let mut sim = Simulation::new(s);
-    sim.run();
-    sim.output()
+    sim.run()?;
+    Ok(sim.output())
+}
+
+/// [`try_run_scenario`] for tests and benchmarks, which treat a stall as a failure (panics).
+pub fn run_scenario(s: Scenario) -> RunOutput {
+    try_run_scenario(s).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -48,7 +48,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("duration = \"10s\"", "duration = \"10s\"\nsed = 3", &["bad.toml", "line 3", "unknown field `sed`", "seed"]),
         ("rate = \"10Mbps\"", "rate = \"10Mbs\"", &["bad.toml", "line 16", "rate", "unknown unit \"Mbs\", did you mean \"Mbps\"?"]),
         ("rate = \"10Mbps\"", "rate = \"-10Mbps\"", &["line 16", "negative values are not allowed"]),
-        ("rate = \"10Mbps\"", "rate = 10", &["line 16", "invalid type: integer", "11Mbps"]),
+        ("rate = \"10Mbps\"", "rate = 10", &["line 16: links.0.rate: invalid type: integer", "11Mbps"]),
         ("delay = \"5ms\"", "delay = \"5\"", &["line 17", "no unit", "ms"]),
         ("delay = \"5ms\"", "delay = \"5ms\"\nmtu = \"0B\"", &["bad.toml: links.0.mtu = \"0B\" is out of range; valid: 68B to 65535B"]),
         ("delay = \"5ms\"", "delay = \"5ms\"\nloss = 1.5", &["links.0.loss = 1.5 is out of range; valid: 0 to 1"]),
@@ -134,4 +134,23 @@ fn overrides_reach_array_elements_by_name_and_index_and_are_validated() {
     assert!(e.contains("--set flows.nope.start=1s: flows: no element named \"nope\""), "{e}");
     let e = Scenario::from_toml_str(GOOD, "good.toml", &ov("links.0.rate", "fast")).unwrap_err().to_string();
     assert!(e.contains("invalid rate \"fast\""), "{e}");
+    // A value error from an override cites the override, not a line of the rewritten document.
+    let e = Scenario::from_toml_str(GOOD, "good.toml", &ov("links.0.rate", "fast")).unwrap_err().to_string();
+    assert!(e.starts_with("good.toml: --set links.0.rate=fast: invalid rate"), "{e}");
+    let e = Scenario::from_toml_str(GOOD, "good.toml", &ov("flows.f.start", "5")).unwrap_err().to_string();
+    assert!(e.starts_with("good.toml: --set flows.f.start=5: invalid type: integer"), "{e}");
+}
+
+#[test]
+fn the_watchdog_names_the_entity_that_stops_simulated_time() {
+    // Validation refuses a zero CBR interval; bypass it on purpose (the safety net is for what
+    // validation misses): the flow then sends at one instant forever. The run must stop with an
+    // error naming the flow, after the watchdog's 10 M events at one instant, not hang.
+    let mut s = Scenario::from_toml_str(GOOD, "good.toml", &[]).unwrap();
+    if let lasthop_sim::scenario::App::Cbr { interval, .. } = &mut s.flows[0].app {
+        *interval = lasthop_core::Duration(0);
+    }
+    let e = lasthop_sim::try_run_scenario(s).err().expect("a stall, not a result").to_string();
+    assert!(e.contains("simulated time stopped advancing at 0.000000000 s"), "{e}");
+    assert!(e.contains("flow \"f\" (its application's sends)"), "{e}");
 }
