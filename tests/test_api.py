@@ -76,7 +76,7 @@ def test_progress_callback_reaches_the_end():
 def test_scenario_errors_raise_with_the_message(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[simulation]\nduration = "10s"\nseeed = 3\n')
-    with pytest.raises(ScenarioError, match=r"bad.toml: line 3: unknown field `seeed`"):
+    with pytest.raises(ScenarioError, match=r"bad.toml: line 3: simulation.seeed: unknown field `seeed`"):
         Scenario.from_toml(bad)
     with pytest.raises(ScenarioError, match="cannot read the file"):
         Scenario.from_toml(tmp_path / "missing.toml")

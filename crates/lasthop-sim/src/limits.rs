@@ -131,8 +131,9 @@ pub const LIMITS: &[Limit] = &[
     l("Wlan", "ap_queue", QUEUE),
     l("Wlan", "mtu", size(crate::scenario::MIN_MTU, 65_535)),
     l("Wlan", "rts_threshold", size(0, 65_535)),
-    l("Wlan", "retry_short", Range::Int(1, 255)),
-    l("Wlan", "retry_long", Range::Int(1, 255)),
+    // The standard counters are 8-bit; larger limits model Bianchi's unlimited retries.
+    l("Wlan", "retry_short", Range::Int(1, 1_000_000)),
+    l("Wlan", "retry_long", Range::Int(1, 1_000_000)),
     l("Wlan", "positions", Range::Real(-1e6, 1e6)),
     l("WifiErrors", "fer", PROBABILITY),
     l("WifiErrors", "ack_fer", PROBABILITY),
