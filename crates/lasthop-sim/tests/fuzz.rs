@@ -1,4 +1,4 @@
-//! Property-based fuzzing of everything a user types: scenario files and `--set` overrides.
+//! Property-based fuzzing (10 000 cases per run) of everything a user types: scenario files and `--set` overrides.
 //! Each case starts from a bundled scenario, overrides one to three of its fields (or adds a
 //! field) with hostile values, and must either load or fail with a message naming the file;
 //! whatever loads is run for at most 2 s of simulated time and must finish or stall with the
@@ -66,7 +66,7 @@ fn hostile_value() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1500, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10_000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn hostile_overrides_load_or_fail_clearly(
