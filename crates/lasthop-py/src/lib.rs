@@ -7,8 +7,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, the field and what is valid.");
-create_exception!(_core, SimulationError, PyRuntimeError, "A run the engine's watchdog stopped: simulated time no longer advanced; the message names the entity.");
+create_exception!(lasthop._core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, the field and what is valid.");
+create_exception!(lasthop._core, SimulationError, PyRuntimeError, "A run the engine's watchdog stopped: simulated time no longer advanced; the message names the entity.");
 
 fn scenario_from(text: &str, file: &str, overrides: Vec<(String, String)>) -> PyResult<Scenario> {
     Scenario::from_toml_str(text, file, &overrides).map_err(|e| ScenarioError::new_err(e.to_string()))

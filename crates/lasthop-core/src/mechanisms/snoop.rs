@@ -59,6 +59,8 @@ struct Cached {
 struct Conn {
     cache: VecDeque<Cached>,
     last_ack: Option<SeqNum>,
+    /// The window field of the last ACK: a duplicate repeats it (RFC 5681 §2).
+    last_window: u16,
     last_seen: Option<SeqNum>,
     exp_dupacks: u32,
     deadline: Option<Time>,
@@ -155,9 +157,15 @@ impl SnoopAgent {
         let key = (p.dst, p.dport, p.src, p.sport);
         let Some(c) = self.conns.get_mut(&key) else { return Verdict::Forward };
         let ack = p.tcp.ack;
+        // RFC 5681 §2: a duplicate ACK carries no data, no SYN/FIN, and repeats both the
+        // acknowledgment and the window; a window update with the same ACK is not one.
+        let same_window = c.last_window == p.tcp.window;
+        let bare = p.payload_len == 0 && !p.tcp.flags.has(TcpFlags::SYN) && !p.tcp.flags.has(TcpFlags::FIN);
+        c.last_window = p.tcp.window;
         match c.last_ack {
             Some(last) if ack < last => Verdict::Drop, // spurious, older than what we know
-            Some(last) if ack == last && p.payload_len == 0 => self.duplicate_ack(now, key, out),
+            Some(last) if ack == last && bare && same_window => self.duplicate_ack(now, key, out),
+            Some(last) if ack == last => Verdict::Forward, // a window update or data: not a duplicate
             _ => {
                 // A new ACK: clean the cache, sample the wireless round trip.
                 while let Some(e) = c.cache.front() {
@@ -288,6 +296,26 @@ mod tests {
 
     fn ms(x: u64) -> Time {
         Time(x * 1_000_000)
+    }
+
+    #[test]
+    fn a_window_update_with_the_same_ack_is_not_a_duplicate() {
+        // RFC 5681 §2: only an ACK that repeats the window is a duplicate. A slow reader's
+        // window updates (same ACK, larger window) must reach the sender, not trigger a local
+        // retransmission or be swallowed.
+        let mut s = SnoopAgent::new(SnoopConfig::default());
+        let mut out = Vec::new();
+        for k in 0..3 {
+            s.outgoing(ms(k), &data(1 + 1000 * k as u32));
+        }
+        let mut a = ack(1001);
+        a.tcp.window = 0;
+        assert_eq!(s.incoming(ms(10), &a, &mut out), Verdict::Forward);
+        a.tcp.window = 4000;
+        assert_eq!(s.incoming(ms(20), &a, &mut out), Verdict::Forward, "the window update goes on");
+        assert!(out.is_empty(), "and causes no local retransmission");
+        assert_eq!(s.incoming(ms(21), &a, &mut out), Verdict::Drop, "a true duplicate is still Snoop's");
+        assert_eq!(out.len(), 1);
     }
 
     #[test]
