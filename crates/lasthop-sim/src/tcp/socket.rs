@@ -624,8 +624,10 @@ impl TcpSocket {
         let flags = TcpFlags::SYN | if with_ack { TcpFlags::ACK } else { 0 };
         let mut h = TcpHeader { seq: self.iss, flags: TcpFlags(flags), ..TcpHeader::default() };
         h.mss = Some(self.cfg.mss.min(65_535) as u16);
-        // RFC 7323 §2.2: the window in a SYN is never scaled.
-        h.window = self.cfg.recv_buffer.min(65_535) as u16;
+        // RFC 7323 §2.2: the window in a SYN is never scaled. It is the free space as any later
+        // segment computes it (the awnd cap included): the right edge never retreats, so a larger
+        // first offer would hold for the whole first 64 KiB.
+        h.window = self.free_space().min(65_535) as u16;
         if with_ack {
             h.ack = self.rcv_nxt;
             self.rcv_adv = self.rcv_nxt + h.window as u32;

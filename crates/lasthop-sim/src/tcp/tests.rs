@@ -286,6 +286,19 @@ fn advertised_window_collapses_when_the_application_does_not_read() {
 }
 
 #[test]
+fn receiver_awnd_cap_holds_from_the_syn_ack() {
+    // Koga et al. fix the window at awnd segments for the whole transfer (ns-2's window_). The
+    // right edge never retreats, so a SYN-ACK offering the whole 60 000 B buffer would let an
+    // initial window of 10 segments through and keep the cap out of force for the first 60 kB.
+    let rcfg = TcpConfig { awnd_cap: Some(5 * MSS as u64), ..cfg() };
+    let (mut c, _) = established(cfg(), rcfg);
+    assert_eq!(c.peer_window(), 5 * MSS as u64, "the SYN-ACK advertises the 5-segment cap");
+    let mut out = Vec::new();
+    c.write(ms(20), 10 * MSS as u64, &mut out);
+    assert_eq!(out.len(), 5, "an initial window of 10 is held to the 5 segments advertised");
+}
+
+#[test]
 fn fin_teardown_closes_both_sides() {
     let (mut c, mut s) = established(cfg(), cfg());
     let mut out = Vec::new();
