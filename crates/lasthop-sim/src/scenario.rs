@@ -546,7 +546,8 @@ pub struct Wcdma {
     /// RLC PDU payload (the 2-byte header comes on top), default "40B".
     #[serde(default = "default_pdu_payload")]
     pub pdu_payload: Bytes,
-    /// Base-station (and mobile uplink) buffer in SDUs, default 50.
+    /// Base-station (and mobile uplink) buffer in SDUs, default 50: the SDUs with a PDU waiting
+    /// to be sent or resent (PDUs awaiting their status take no place).
     #[serde(default = "default_wcdma_buffer")]
     pub buffer: u64,
     /// Most retransmissions of a PDU carrying TCP (default 5) and UDP (default 5).

@@ -2,7 +2,10 @@
 //! as the Koga et al. paper (shared/papers/004) models it:
 //!
 //! - SDUs (IP packets) wait in the base-station buffer, counted in SDUs (an SDU is never stored
-//!   in part), until every PDU is acknowledged or the SDU is discarded.
+//!   in part), while any of their PDUs waits to be sent: the paper's buffer is a transmission
+//!   buffer of new PDUs and a retransmission buffer of the PDUs "that should be retransmitted
+//!   due to transmission errors" (Sect. 3.1). PDUs sent and awaiting their status occupy no
+//!   place; a NACKed PDU brings its SDU back (a retransmission is never refused for space).
 //! - Segmentation into PDUs of `pdu_payload` bytes (40 B + 2 B header); one length-indicator
 //!   byte marks the end of each SDU, so an SDU of L bytes needs ceil((L + 1) / 40) PDUs
 //!   (1500 B -> 38, 260 B -> 7). No concatenation: the last PDU of an SDU is padded.
@@ -39,7 +42,7 @@ pub struct RlcConfig {
     /// processing; the paper: 30 ms).
     pub delay: Duration,
     pub pdu_payload: u32,
-    /// Base-station buffer in SDUs.
+    /// Base-station buffer in SDUs: those with a PDU waiting to be sent or resent.
     pub buffer_sdus: usize,
     /// Most retransmissions of one PDU (0 = none) per class.
     pub max_retx_tcp: u32,
@@ -106,6 +109,9 @@ struct Sdu {
     done_at_rx: bool,
     /// The receiver gave up waiting for it (its successors went up before it).
     skipped: bool,
+    /// Its PDUs waiting in the transmission or retransmission queue; the SDU occupies a buffer
+    /// place while this is above zero.
+    queued: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -172,8 +178,8 @@ pub struct RlcAm {
     /// Next SDU the receiver expects to pass up.
     /// Next SDU each receiver lane expects (one lane, or one per class with priority).
     rx_next: [u64; 2],
-    /// SDUs occupying the base-station buffer (one buffer, or one per class with priority
-    /// scheduling: the paper gives each class the same size).
+    /// SDUs occupying the base-station buffer, i.e. with `queued` above zero (one buffer, or one
+    /// per class with priority scheduling: the paper gives each class the same size).
     occupancy: [usize; 2],
     last_tti_index: Option<u64>,
     /// (arrival time, most retransmissions any PDU of that TTI needed), for interlayer use.
@@ -258,6 +264,7 @@ impl RlcAm {
             completed_at: None,
             done_at_rx: false,
             skipped: false,
+            queued: n,
         });
         true
     }
@@ -284,6 +291,8 @@ impl RlcAm {
             if self.pdu(sn).tx_count > 0 {
                 self.stats.pdus_retransmitted += 1;
             }
+            let seq = self.pdu(sn).sdu;
+            self.unqueue(seq);
             self.pdu(sn).tx_count += 1;
             self.sent_sns.push_back(sn);
             len += 1;
@@ -306,6 +315,18 @@ impl RlcAm {
         self.in_flight.push_back(Tti { id, feedback_at: now + self.cfg.feedback_delay(), lost, start, len });
         if !lost {
             out.push(RlcOutput::Arrival { id, at: now + self.cfg.tti + self.cfg.delay });
+        }
+    }
+
+    /// A PDU of SDU `seq` left the queues for the air; the SDU frees its buffer place with its
+    /// last queued PDU.
+    fn unqueue(&mut self, seq: u64) {
+        let s = self.sdu(seq);
+        s.queued -= 1;
+        let (left, class) = (s.queued, s.class);
+        if left == 0 {
+            let lane = self.cfg.lane(class);
+            self.occupancy[lane] -= 1;
         }
     }
 
@@ -375,15 +396,17 @@ impl RlcAm {
                     s.acked += 1;
                     if s.acked == s.n_pdus {
                         s.state = SduState::Acked;
-                        let class = s.class;
-                        let lane = self.cfg.lane(class);
-                        self.occupancy[lane] -= 1;
                     }
                 } else {
                     let class = self.sdu(seq).class;
                     if self.cfg.unlimited || p.tx_count <= self.cfg.max_retx(class) {
                         let lane = self.cfg.lane(class);
                         self.retx[lane].push_back(sn);
+                        let s = self.sdu(seq);
+                        s.queued += 1;
+                        if s.queued == 1 {
+                            self.occupancy[lane] += 1;
+                        }
                     } else {
                         self.discard(now, seq, out);
                     }
@@ -404,9 +427,13 @@ impl RlcAm {
         let s = self.sdu(seq);
         s.state = SduState::Discarded;
         s.discard_known_at = known;
-        let (pkt, done, class) = (s.pkt, s.done_at_rx, s.class);
-        let lane = self.cfg.lane(class);
-        self.occupancy[lane] -= 1;
+        let (pkt, done, class, queued) = (s.pkt, s.done_at_rx, s.class, s.queued);
+        // Its PDUs still queued are skipped when they come up (`sendable`).
+        s.queued = 0;
+        if queued > 0 {
+            let lane = self.cfg.lane(class);
+            self.occupancy[lane] -= 1;
+        }
         self.stats.discarded += 1;
         // A packet the receiver already passed up (all PDUs arrived, the ACK did not) is not lost.
         if !done {

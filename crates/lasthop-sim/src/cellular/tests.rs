@@ -27,10 +27,15 @@ fn cfg() -> RlcConfig {
 
 /// Runs the entity like the simulator does until nothing is left; returns (time, output).
 fn drive(rlc: &mut RlcAm, until: Time) -> Vec<(Time, RlcOutput)> {
+    drive_from(rlc, ms(0), until)
+}
+
+/// `drive` from the TTI at `from` (a test having run the earlier TTIs by hand).
+fn drive_from(rlc: &mut RlcAm, from: Time, until: Time) -> Vec<(Time, RlcOutput)> {
     let mut log = Vec::new();
     let mut arrivals: Vec<(Time, u64)> = Vec::new();
     let mut rx_deadline: Option<Time> = None;
-    let mut t = ms(0);
+    let mut t = from;
     while t <= until {
         // Receiver events due up to t, in time order, then the TTI at t.
         loop {
@@ -111,6 +116,31 @@ fn the_sdu_is_discarded_after_the_retransmission_limit() {
     // Sent at 0 (lost), again at 100 (lost); at 200 ms the second loss is known and one
     // retransmission is all UDP may have: the SDU is discarded.
     assert_eq!(log, vec![(ms(200), RlcOutput::Discarded { pkt: 3 })]);
+    assert_eq!(r.occupancy(), 0);
+}
+
+#[test]
+fn the_buffer_holds_sdus_until_their_pdus_are_sent_not_acknowledged() {
+    // Koga et al. Sect. 3.1: the base station's buffer is a transmission buffer (new PDUs) and a
+    // retransmission buffer (PDUs to send again); Sect. 4 counts it in whole SDUs. PDUs on the
+    // air awaiting their status are in neither.
+    let mut c = cfg();
+    c.buffer_sdus = 2;
+    let mut r = RlcAm::new(c, TtiErrors::Script { lost: vec![true], next: 0 });
+    assert!(r.enqueue(1, 260, Class::Udp));
+    assert!(r.enqueue(2, 260, Class::Udp));
+    assert!(!r.enqueue(3, 260, Class::Udp), "two SDUs wait to be sent: the buffer of 2 is full");
+    let mut out = Vec::new();
+    r.on_tti(ms(0), &mut out);
+    assert!(out.is_empty(), "the TTI at 0 ms is lost: nothing to deliver");
+    // 2 × 7 PDUs left in the TTI at 0 ms; their status comes only at 100 ms.
+    assert_eq!(r.occupancy(), 0, "both SDUs are on the air, not in the buffer");
+    assert!(r.enqueue(3, 260, Class::Udp), "a third SDU is admitted before the status");
+    // SDU 3 goes in the TTI at 20 ms (arrives 70 ms) and waits in order; the status at 100 ms
+    // sends SDUs 1 and 2 again, arriving at 150 ms: all three go up then.
+    let log = drive_from(&mut r, ms(20), ms(400));
+    let up = |pkt| (ms(150), RlcOutput::Deliver { pkt });
+    assert_eq!(log, vec![up(1), up(2), up(3)]);
     assert_eq!(r.occupancy(), 0);
 }
 
