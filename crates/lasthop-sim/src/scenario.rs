@@ -538,6 +538,10 @@ pub struct Wcdma {
     /// Uplink rate; default the downlink's.
     #[serde(default)]
     pub uplink_rate: Option<BitRate>,
+    /// How the mobile's uplink (TCP ACKs and RLC status PDUs) is modelled: "rlc" (default) or
+    /// "link".
+    #[serde(default)]
+    pub uplink: WcdmaUplink,
     #[serde(default = "default_tti")]
     pub tti: Duration,
     /// One-way delay after a TTI (propagation and processing), default "30ms".
@@ -573,6 +577,21 @@ pub struct Wcdma {
     pub errors: WcdmaErrors,
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,
+}
+
+/// The uplink of a W-CDMA channel: what carries the mobile's packets and the RLC status PDUs
+/// that drive the downlink's retransmissions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WcdmaUplink {
+    /// The same bearer in reverse: RLC AM with its TTIs and frame errors; a downlink status PDU
+    /// goes in an uplink TTI (one TTI plus `delay`).
+    #[default]
+    Rlc,
+    /// A plain error-free link of `uplink_rate` and `delay`, like ns-2's duplex link under Koga
+    /// et al.'s downlink ARQ module: packets are serialized and delayed, status PDUs take `delay`
+    /// (their eq. 1 ignores the ACK/NACK transmission time).
+    Link,
 }
 
 /// TTI errors of a W-CDMA channel.

@@ -14,7 +14,7 @@ use crate::net::{flow_key, Channel, PacketArena, QueueTrace};
 use crate::scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
 use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, Queued, FQ_CODEL_LIMIT};
 use crate::results::{Column, RunOutput, Table};
-use crate::scenario::{App, Edge, Scenario, Topology, Transport};
+use crate::scenario::{App, Edge, Scenario, Topology, Transport, WcdmaUplink};
 use crate::cellular::build::build_rlc;
 use crate::cellular::rlc::{Class, RlcAm, RlcOutput};
 use crate::wifi::build::build_dcf;
@@ -231,6 +231,35 @@ impl Simulation {
                 });
             }
         }
+        // A W-CDMA uplink modelled as a plain link is one more channel, after the links'.
+        let mut uplink_chan = vec![None; scenario.wcdma.len()];
+        for (ci, c) in scenario.wcdma.iter().enumerate() {
+            if c.uplink == WcdmaUplink::Link {
+                let cname = format!("{}:up", c.name);
+                let limit = lasthop_core::QueueLimit::Packets(c.buffer);
+                uplink_chan[ci] = Some(channels.len() as u32);
+                channels.push(Channel {
+                    rng: rng.stream(&format!("link/{cname}/loss")),
+                    name: cname,
+                    from: topo.index(c.ms.get_ref()).expect("validated") as u32,
+                    to: topo.index(c.bs.get_ref()).expect("validated") as u32,
+                    rate: c.uplink_rate.unwrap_or(c.rate),
+                    delay: c.delay,
+                    limit,
+                    loss: 0.0,
+                    qdisc: build_qdisc(Aqm::Droptail, limit, c.mtu.0 as u32),
+                    in_service: None,
+                    max_queued_packets: 0,
+                    max_queued_bytes: 0,
+                    tx_packets: 0,
+                    queue_drops: 0,
+                    aqm_drops: 0,
+                    link_losses: 0,
+                    busy_ns: 0,
+                    trace: None,
+                });
+            }
+        }
         let mut routes = vec![Egress::None; n * n];
         let mut next_node = vec![u32::MAX; n * n];
         for dst in 0..n {
@@ -242,6 +271,9 @@ impl Simulation {
                     None => Egress::None,
                     Some((Edge::Link { link, a_to_b }, _)) => Egress::Chan((2 * link + usize::from(!a_to_b)) as u32),
                     Some((Edge::Wlan { wlan, from, to }, _)) => Egress::Wlan { wlan: wlan as u16, from: from as u16, to: to as u16 },
+                    Some((Edge::Cell { cell, down: false }, _)) if uplink_chan[cell].is_some() => {
+                        Egress::Chan(uplink_chan[cell].expect("checked"))
+                    }
                     Some((Edge::Cell { cell, down }, _)) => Egress::Rlc((2 * cell + usize::from(!down)) as u32),
                 };
             }
@@ -1626,7 +1658,11 @@ impl Simulation {
             }));
         }
         let mut cells = Vec::new();
-        for st in &self.rlcs {
+        for (r, st) in self.rlcs.iter().enumerate() {
+            // An uplink modelled as a plain link is reported with the links.
+            if r % 2 == 1 && self.scenario.wcdma[r / 2].uplink == WcdmaUplink::Link {
+                continue;
+            }
             let s = &st.rlc.stats;
             cells.push(json!({
                 "name": st.name,

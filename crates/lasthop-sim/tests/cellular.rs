@@ -86,3 +86,22 @@ fn a_receiver_awnd_holds_udp_under_its_deadline_from_the_first_segment() {
     let udp = out.flow("udp").unwrap();
     assert_eq!(u(&udp["late_packets"]), 0, "no UDP packet later than 300 ms: {}", udp["delay_ms"]);
 }
+
+#[test]
+fn a_plain_uplink_carries_the_acks_as_a_link() {
+    // wcdma.toml models the paper's uplink as a plain error-free link (uplink = "link"): the
+    // TCP ACKs cross it as a link named after the channel, and only the downlink has an RLC.
+    let out = run(&[]);
+    let links = out.summary["links"].as_array().unwrap();
+    let up = links.iter().find(|l| l["name"] == "radio:up").expect("the uplink is reported as a link");
+    let acks = &out.flow("tcp").unwrap()["reverse"];
+    assert_eq!(u(&up["link_losses"]), 0, "the paper's uplink is error-free");
+    assert_eq!(u(&up["tx_packets"]), u(&acks["sent_packets"]), "every TCP ACK, and nothing else, goes up");
+    // A 40 B ACK: 0.83 ms at 384 kb/s + 30 ms, then 0.21 ms at 1.5 Mb/s + 50 ms = 81.05 ms, plus
+    // a little queueing behind another ACK. Over an RLC uplink it would wait for a TTI boundary
+    // and take a 20 ms TTI: 100 ms or more.
+    let mean = acks["delay_ms"]["mean"].as_f64().unwrap();
+    assert!((81.04..83.0).contains(&mean), "ACK one-way delay {mean:.2} ms");
+    let cells: Vec<&str> = out.summary["wcdma"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(cells, vec!["radio:down"]);
+}

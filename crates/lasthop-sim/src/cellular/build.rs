@@ -2,7 +2,7 @@
 
 use super::channel::{TtiErrors, RAYLEIGH_5HZ_P_BG, RAYLEIGH_5HZ_P_GB};
 use super::rlc::{RlcAm, RlcConfig};
-use crate::scenario::{Wcdma, WcdmaErrors};
+use crate::scenario::{Wcdma, WcdmaErrors, WcdmaUplink};
 use lasthop_core::rng::RngStreams;
 
 pub fn build_rlc(c: &Wcdma, down: bool, rng: &RngStreams) -> RlcAm {
@@ -20,6 +20,9 @@ pub fn build_rlc(c: &Wcdma, down: bool, rng: &RngStreams) -> RlcAm {
         rate_bps: if down { c.rate.0 } else { c.uplink_rate.unwrap_or(c.rate).0 },
         tti: c.tti,
         delay: c.delay,
+        // The downlink's status goes up in an uplink TTI, or, on a plain uplink, takes the link
+        // delay alone; the uplink's status rides a downlink TTI.
+        status_delay: if down && c.uplink == WcdmaUplink::Link { c.delay } else { c.tti + c.delay },
         pdu_payload: c.pdu_payload.0 as u32,
         buffer_sdus: c.buffer as usize,
         max_retx_tcp: c.max_retx_tcp,

@@ -12,8 +12,9 @@
 //! - Every TTI (20 ms) up to rate·TTI / (8·pdu_payload) PDUs are sent (384 kb/s -> 24), NACKed
 //!   PDUs before new ones. A TTI is received whole or lost whole (the channel's error unit).
 //! - Selective-repeat ARQ: the sender learns the fate of a TTI from the receiver's STATUS one
-//!   RLC round trip after sending it (TTI + link delay down, TTI + link delay up; STATUS PDUs are
-//!   error-free, as the paper assumes). A lost PDU is sent again unless it has already been
+//!   RLC round trip after sending it (TTI + link delay down, then `status_delay` back: a TTI +
+//!   link delay on an RLC uplink, the link delay alone on a plain one as in the paper's eq. 1;
+//!   STATUS PDUs are error-free, as the paper assumes). A lost PDU is sent again unless it has already been
 //!   retransmitted `max_retx` times for its traffic class; then its SDU is discarded and the
 //!   receiver is told (move-receiving-window) one way later.
 //! - In-order delivery at the receiver: a complete SDU waits for the SDUs before it; after the
@@ -41,6 +42,8 @@ pub struct RlcConfig {
     /// One-way delay after a TTI ends until its PDUs are at the receiver (propagation and
     /// processing; the paper: 30 ms).
     pub delay: Duration,
+    /// From a TTI's arrival at the receiver until its STATUS is at the sender.
+    pub status_delay: Duration,
     pub pdu_payload: u32,
     /// Base-station buffer in SDUs: those with a PDU waiting to be sent or resent.
     pub buffer_sdus: usize,
@@ -69,7 +72,7 @@ impl RlcConfig {
     }
     /// Time from a TTI's start until the sender knows its fate (the RLC round trip).
     pub fn feedback_delay(&self) -> Duration {
-        self.tti + self.delay + self.tti + self.delay
+        self.tti + self.delay + self.status_delay
     }
     fn lane(&self, c: Class) -> usize {
         if self.priority { c as usize } else { 0 }

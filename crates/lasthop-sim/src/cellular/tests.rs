@@ -14,6 +14,8 @@ fn cfg() -> RlcConfig {
         rate_bps: 384_000,
         tti: Duration::from_millis(20),
         delay: Duration::from_millis(30),
+        // The status of a TTI goes back in an uplink TTI: 20 + 30 ms.
+        status_delay: Duration::from_millis(50),
         pdu_payload: 40,
         buffer_sdus: 50,
         max_retx_tcp: 5,
@@ -103,6 +105,20 @@ fn a_lost_tti_is_retransmitted_after_the_status_round_trip() {
     // at 100 ms and arrive at 150 ms, completing the SDU.
     assert_eq!(log, vec![(ms(150), RlcOutput::Deliver { pkt: 7 })]);
     assert_eq!(r.stats.pdus_retransmitted, 24);
+}
+
+#[test]
+fn a_plain_uplink_returns_the_status_in_the_link_delay() {
+    // Koga et al. eq. 1: each retransmission costs the packet's transmission time plus
+    // 2 × 30 ms, the ACK/NACK's own transmission ignored. The TTI at 0 ms (lost) ends at 20 ms,
+    // its status is back at 20 + 30 + 30 = 80 ms, the PDUs go again in the TTI at 80 ms and
+    // arrive at 80 + 20 + 30 = 130 ms (with an RLC uplink: 150 ms, see above).
+    let mut c = cfg();
+    c.status_delay = Duration::from_millis(30);
+    assert_eq!(c.feedback_delay(), Duration::from_millis(80));
+    let mut r = RlcAm::new(c, TtiErrors::Script { lost: vec![true], next: 0 });
+    r.enqueue(7, 1500, Class::Tcp);
+    assert_eq!(drive(&mut r, ms(300)), vec![(ms(130), RlcOutput::Deliver { pkt: 7 })]);
 }
 
 #[test]
