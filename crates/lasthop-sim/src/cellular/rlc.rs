@@ -17,8 +17,8 @@
 //!   STATUS PDUs are error-free, as the paper assumes). A lost PDU is sent again unless it has already been
 //!   retransmitted `max_retx` times for its traffic class; then its SDU is discarded and the
 //!   receiver is told (move-receiving-window) one way later.
-//! - In-order delivery at the receiver: a complete SDU waits for the SDUs before it; after the
-//!   waiting timeout WT the gap is given up, and an SDU of that gap completing later is dropped
+//! - In-order delivery at the receiver: a complete SDU waits for the SDUs before it; once it
+//!   has waited longer than the waiting timeout WT the gap is given up, and an SDU of that gap completing later is dropped
 //!   ("dropped for order", application loss).
 //!
 //! The entity is sans-I/O: methods take `now` and return what to deliver or drop and when to be
@@ -557,8 +557,14 @@ impl RlcAm {
                     self.in_lane(q, lane) && s.completed_at.is_some() && !s.done_at_rx && s.state != SduState::Discarded
                 })
                 .map(|q| (q, self.sdus[(q - self.sdu_base) as usize].completed_at.expect("found")));
+            // "An IP datagram is sent to the upper layer if all of the preceding PDUs that were
+            // transmitted arrive at the mobile station within the WT period" (Sect. 2.1): PDUs
+            // arriving the very instant WT runs out are in time, so the gap is given up 1 ns
+            // later. Arrivals lie on the TTI grid, so such ties are the rule: behind one lost TTI
+            // an SDU waits exactly 60 ms for its retransmission (80 ms RLC round trip).
+            let expiry = |done: Time| done + self.cfg.waiting_timeout + Duration(1);
             match held {
-                Some((q, done)) if done + self.cfg.waiting_timeout <= now => {
+                Some((q, done)) if expiry(done) <= now => {
                     // Give up the lane's gap before q.
                     for g in self.rx_next[lane]..q {
                         if self.in_lane(g, lane) {
@@ -570,7 +576,7 @@ impl RlcAm {
                     }
                     self.rx_next[lane] = q;
                 }
-                Some((_, done)) => return Some(done + self.cfg.waiting_timeout),
+                Some((_, done)) => return Some(expiry(done)),
                 None => return None,
             }
         }

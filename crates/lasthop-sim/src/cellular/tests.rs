@@ -180,9 +180,32 @@ fn in_order_delivery_waits_for_the_gap_within_wt() {
 #[test]
 fn after_wt_the_gap_is_given_up_and_its_sdu_dropped_for_order() {
     let log = two_sdus_first_lost(60);
-    // SDU 2 waited from 70 ms to 130 ms (WT = 60 ms) and goes up; SDU 1 completing at 150 ms is
-    // out of order.
-    assert_eq!(log, vec![(ms(130), RlcOutput::Deliver { pkt: 2 }), (ms(150), RlcOutput::OutOfOrder { pkt: 1 })]);
+    // SDU 2 waited from 70 ms to 130 ms (WT = 60 ms) and goes up just after; SDU 1 completing at
+    // 150 ms is out of order.
+    let after_wt = ms(130) + Duration(1);
+    assert_eq!(log, vec![(after_wt, RlcOutput::Deliver { pkt: 2 }), (ms(150), RlcOutput::OutOfOrder { pkt: 1 })]);
+}
+
+#[test]
+fn a_gap_filled_the_instant_wt_runs_out_is_in_time() {
+    // Koga et al. Table 3 (WT = 60 ms) with their 80 ms RLC round trip. SDU 1 (1500 B) spans the
+    // TTIs at 0 and 20 ms, SDU 2 (260 B) ends in the one at 20 ms; the TTI at 0 is lost. SDU 2 is
+    // complete at 70 ms; the retransmission goes at 80 ms and arrives at 130 ms, exactly WT
+    // later. "All of the preceding PDUs arrive within the WT period": both go up, in order.
+    let mut c = cfg();
+    c.status_delay = Duration::from_millis(30);
+    c.waiting_timeout = Duration::from_millis(60);
+    let mut r = RlcAm::new(c, TtiErrors::Script { lost: vec![true], next: 0 });
+    r.enqueue(1, 1500, Class::Udp);
+    r.enqueue(2, 260, Class::Udp);
+    assert!(drive(&mut r, ms(129)).is_empty(), "nothing goes up before 130 ms");
+    // The simulator may run the WT deadline before the arrival due at the same instant.
+    let mut out = Vec::new();
+    assert_eq!(r.deliver_in_order(ms(130), &mut out), Some(ms(130) + Duration(1)));
+    assert!(out.is_empty(), "at 130 ms SDU 2 has waited WT, not longer: the gap is kept");
+    // TTIs sent: 0 (lost), 20 and the retransmission at 80 ms, id 2.
+    r.on_arrival(ms(130), 2, &mut out);
+    assert_eq!(out, vec![RlcOutput::Deliver { pkt: 1 }, RlcOutput::Deliver { pkt: 2 }]);
 }
 
 #[test]
