@@ -112,6 +112,7 @@ pub const LIMITS: &[Limit] = &[
     l("ReceiverAwndParams", "udp_rate", ANY_RATE),
     l("ReceiverAwndParams", "propagation", time(0, HOUR)),
     l("ReceiverAwndParams", "retransmissions", Range::Int(1, 100)),
+    l("ReceiverAwndParams", "segments", Range::Int(1, 100_000)),
     l("ReceiverAwndParams", "packet_size", size(41, 65_535)),
     // Wired links and the packet error generator.
     l("Link", "rate", ANY_RATE),

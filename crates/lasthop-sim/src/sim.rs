@@ -388,7 +388,7 @@ impl Simulation {
             // A receiver-based awnd without a fixed retransmission count follows the W-CDMA
             // downlink that delivers to the receiver, if there is one.
             if let (Some(r), FlowKind::Tcp(t)) = (f.tcp.as_ref().and_then(|p| p.receiver_awnd.as_ref()), &state.kind) {
-                if r.retransmissions.is_none() {
+                if r.retransmissions.is_none() && r.segments.is_none() {
                     if let Some(ri) = sim.rlcs.iter().position(|x| x.to == state.dst && x.name.ends_with(":down")) {
                         sim.live_awnd.push((i, ri, t.server.mss(), DEFAULT_AWND_RETRANSMISSIONS, 0));
                     }
@@ -1795,8 +1795,11 @@ pub fn build_qdisc<T: Copy + Default>(aqm: Aqm, limit: lasthop_core::QueueLimit,
     }
 }
 
-/// Koga et al.'s eq. 3 as a window in bytes: round(awnd) full segments.
+/// Koga et al.'s eq. 3 as a window in bytes: round(awnd) full segments, or the segments given.
 fn awnd_cap_bytes(r: &crate::scenario::ReceiverAwndParams, retransmissions: u32, mss: u32) -> u64 {
+    if let Some(n) = r.segments {
+        return n as u64 * mss as u64;
+    }
     let a = ReceiverAwnd {
         link_bps: r.link_rate.0 as f64,
         udp_bps: r.udp_rate.0 as f64,

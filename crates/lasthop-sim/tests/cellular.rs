@@ -105,3 +105,17 @@ fn a_plain_uplink_carries_the_acks_as_a_link() {
     let cells: Vec<&str> = out.summary["wcdma"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(cells, vec!["radio:down"]);
 }
+
+#[test]
+fn a_receiver_awnd_of_given_segments_replaces_eq_3() {
+    // Koga et al. Table 5 at UDP 128 kb/s runs awnd = 4 segments, Fig. 8's optimum; eq. 3 gives
+    // 4.56, which rounds to 5.
+    let awnd = r#"{ link_rate = "384kbps", udp_rate = "128kbps", propagation = "30ms", segments = 4 }"#;
+    let out = run(&[("flows.udp.app.interval", "16.25ms"), ("flows.tcp.tcp.receiver_awnd", awnd)]);
+    let tcp = out.flow("tcp").unwrap();
+    assert_eq!(u(&tcp["tcp"]["receiver_awnd_cap_bytes"]), 4 * 1460);
+    // Window over the least round trip: 8 + 50 ms to the BS, two TTIs for 38 PDUs + 30 ms, 0.8 +
+    // 30 ms up, 0.2 + 50 ms back = 209 ms, so 4 × 1460 B per RTT is at most 223.5 kb/s.
+    let g = tcp["goodput_bps"].as_f64().unwrap();
+    assert!(g < 223_500.0, "TCP goodput {:.1} kb/s above 4 segments per least RTT", g / 1e3);
+}

@@ -95,6 +95,11 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
             &["tcp.window_update = \"delayed\" waits for the delayed-ACK timer"],
         ),
         (
+            "app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }",
+            "app = { type = \"bulk\" }\ntcp = { receiver_awnd = { link_rate = \"384kbps\", udp_rate = \"64kbps\", propagation = \"30ms\", segments = 0 } }",
+            &["flows.f.tcp.receiver_awnd.segments = 0 is out of range; valid: 1 to 100000"],
+        ),
+        (
             "[[flows]]",
             "[[error_generators]]\nnode = \"a\"\npeer = \"island\"\nrate = 0.1\n\n[[flows]]",
             &["error_generators[0]: \"a\" has no interface towards \"island\""],
