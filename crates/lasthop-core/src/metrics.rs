@@ -110,10 +110,14 @@ pub struct FlowSummary {
     /// Lost in the network: queue drops, link losses, MAC/RLC discards (Koga et al.'s
     /// "transport layer loss").
     pub transport_lost_packets: u64,
-    /// Received but unusable: dropped for order at a reordering receiver, or later than the
-    /// flow's deadline ("application layer loss").
+    /// Received but unusable: dropped for order at a reordering receiver, later than the
+    /// flow's deadline, or reordered at an application that discards such packets
+    /// ("application layer loss").
     pub application_lost_packets: u64,
     pub late_packets: u64,
+    /// Arrived in time but after a packet sent later, at an application that discards those
+    /// (see [`FlowMeter::set_discard_reordered`]); not counted again when also late.
+    pub reordered_packets: u64,
     pub sent_bytes: u64,
     pub received_packets: u64,
     pub received_bytes: u64,
@@ -145,6 +149,10 @@ pub struct FlowMeter {
     suppressed: u64,
     late: u64,
     deadline_ns: Option<u64>,
+    discard_reordered: bool,
+    reordered: u64,
+    /// Highest per-flow sequence number received so far.
+    max_seq_received: Option<u32>,
     /// Empty for a meter without percentiles.
     delay_q: Quantiles,
     delay_sum_ns: u128,
@@ -256,6 +264,9 @@ impl FlowMeter {
             suppressed: 0,
             late: 0,
             deadline_ns: None,
+            discard_reordered: false,
+            reordered: 0,
+            max_seq_received: None,
             delay_q: Quantiles::default(),
             delay_sum_ns: 0,
             delay_sq_sum_ns2: 0.0,
@@ -280,6 +291,13 @@ impl FlowMeter {
     /// loss in the sense of Koga et al.: the playout deadline was missed).
     pub fn set_deadline(&mut self, deadline: Duration) {
         self.deadline_ns = Some(deadline.0);
+    }
+
+    /// The receiving application drops a packet that arrives after one sent later: its playout
+    /// point has passed it. Koga et al. count such out-of-order delivery as application loss
+    /// ("out-of-order packet delivery causes a large loss probability", Sect. 5.1).
+    pub fn set_discard_reordered(&mut self) {
+        self.discard_reordered = true;
     }
 
     /// A light meter: counts, means and maxima only — no per-interval series and no
@@ -337,7 +355,10 @@ impl FlowMeter {
         self.received_bytes += bytes as u64;
         if self.deadline_ns.is_some_and(|d| delay_u > d) {
             self.late += 1;
+        } else if self.discard_reordered && self.max_seq_received.is_some_and(|m| pkt_seq < m) {
+            self.reordered += 1;
         }
+        self.max_seq_received = Some(self.max_seq_received.map_or(pkt_seq, |m| m.max(pkt_seq)));
         Self::record_quantile(&mut self.delay_q, self.percentiles, delay_u);
         self.delay_sum_ns += delay_u as u128;
         self.delay_sq_sum_ns2 += (delay_u as f64) * (delay_u as f64);
@@ -427,8 +448,9 @@ impl FlowMeter {
         FlowSummary {
             sent_packets: self.sent_packets,
             transport_lost_packets: self.queue_drops + self.link_losses + self.retry_drops,
-            application_lost_packets: self.reorder_drops + self.late,
+            application_lost_packets: self.reorder_drops + self.late + self.reordered,
             late_packets: self.late,
+            reordered_packets: self.reordered,
             sent_bytes: self.sent_bytes,
             received_packets: self.received_packets,
             received_bytes: self.received_bytes,
@@ -501,7 +523,12 @@ mod tests {
     /// 10 packets every 20 ms, delays 50, 52, 49, 55, lost, 51, 70, 48, 50, 53 ms, packet 7
     /// overtakes packet 6.
     fn worked_example() -> FlowMeter {
+        worked_example_with(|_| {})
+    }
+
+    fn worked_example_with(setup: impl Fn(&mut FlowMeter)) -> FlowMeter {
         let mut m = FlowMeter::new(Duration(100 * MS));
+        setup(&mut m);
         let delays = [Some(50), Some(52), Some(49), Some(55), None, Some(51), Some(70), Some(48), Some(50), Some(53)];
         let mut arrivals: Vec<(u64, u64, u32)> = Vec::new();
         for (i, d) in delays.iter().enumerate() {
@@ -538,6 +565,23 @@ mod tests {
         assert_eq!(s.delay_ms.p50, Some(51.0), "{:?}", s.delay_ms);
         assert_eq!(s.delay_ms.p99, Some(70.0));
         assert_eq!(s.delay_ms.min, Some(48.0));
+    }
+
+    #[test]
+    fn reordered_packets_count_as_application_loss_once() {
+        // In the worked example packet 7 (sent 140 ms, 48 ms) overtakes packet 6 (sent 120 ms,
+        // 70 ms): with a discarding application packet 6 is lost to it, once. With a 60 ms
+        // deadline packet 6 is late as well and counts as late only.
+        let mut m = worked_example_with(|m| m.set_discard_reordered());
+        let s = m.summary(Duration(200 * MS));
+        assert_eq!((s.reordered_packets, s.late_packets, s.application_lost_packets), (1, 0, 1));
+        m = worked_example_with(|m| {
+            m.set_discard_reordered();
+            m.set_deadline(Duration(60 * MS));
+        });
+        let s = m.summary(Duration(200 * MS));
+        assert_eq!((s.reordered_packets, s.late_packets, s.application_lost_packets), (0, 1, 1));
+        assert_eq!(worked_example().summary(Duration(200 * MS)).application_lost_packets, 0, "off by default");
     }
 
     #[test]

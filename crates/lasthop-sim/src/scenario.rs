@@ -641,6 +641,11 @@ pub struct Flow {
     /// Default: 300 ms for UDP flows (Koga et al.'s playout deadline), none for TCP; "0s" = none.
     #[serde(default)]
     pub deadline: Option<Duration>,
+    /// The receiving application drops a packet that arrives after one sent later (its
+    /// playout point has passed) and counts it as application loss, as Koga et al. count
+    /// out-of-order delivery. UDP flows only; default false.
+    #[serde(default)]
+    pub discard_reordered: bool,
     pub app: App,
     /// TCP parameters (TCP flows only).
     #[serde(default)]
@@ -1470,6 +1475,9 @@ impl Scenario {
                 }
             }
             _ => {}
+        }
+        if transport == Transport::Tcp && f.discard_reordered {
+            p.push(format!("{fid}.discard_reordered applies to UDP flows; TCP puts reordered segments back in order"));
         }
         if transport == Transport::Udp {
             if f.tcp.is_some() {

@@ -491,6 +491,9 @@ impl Simulation {
                 if let Some(d) = f.effective_deadline() {
                     m.set_deadline(d);
                 }
+                if f.discard_reordered {
+                    m.set_discard_reordered();
+                }
                 m
             },
             reverse: FlowMeter::light(self.interval),

@@ -119,3 +119,24 @@ fn a_receiver_awnd_of_given_segments_replaces_eq_3() {
     let g = tcp["goodput_bps"].as_f64().unwrap();
     assert!(g < 223_500.0, "TCP goodput {:.1} kb/s above 4 segments per least RTT", g / 1e3);
 }
+
+#[test]
+fn sdus_passed_up_out_of_order_are_lost_to_a_discarding_application() {
+    // UDP alone (the TCP flow starts as the run ends), WT = 0 and late SDUs passed up: every SDU
+    // the RLC passes up after a later one reaches the application after a later packet, so the
+    // application's reordered count is exactly the RLC's. None is late: at most two
+    // retransmissions of 80 ms give 51.4 + 20 + 20 + 30 + 160 = 281.4 ms < 300 ms.
+    let out = run(&[
+        ("flows.tcp.start", "59.99s"),
+        ("wcdma.radio.waiting_timeout", "0ms"),
+        ("wcdma.radio.deliver_late", "true"),
+        ("wcdma.radio.max_retx_udp", "2"),
+        ("flows.udp.discard_reordered", "true"),
+    ]);
+    let udp = out.flow("udp").unwrap();
+    let radio = &out.summary["wcdma"][0];
+    assert!(u(&radio["sdus_out_of_order"]) > 20, "the channel must reorder: {radio}");
+    assert_eq!(u(&udp["late_packets"]), 0);
+    assert_eq!(u(&udp["reordered_packets"]), u(&radio["sdus_out_of_order"]));
+    assert_eq!(u(&udp["application_lost_packets"]), u(&udp["reordered_packets"]));
+}

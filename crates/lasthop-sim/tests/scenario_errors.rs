@@ -100,6 +100,11 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
             &["flows.f.tcp.receiver_awnd.segments = 0 is out of range; valid: 1 to 100000"],
         ),
         (
+            "app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }",
+            "app = { type = \"bulk\" }\ndiscard_reordered = true",
+            &["flows[0] (\"f\").discard_reordered applies to UDP flows"],
+        ),
+        (
             "[[flows]]",
             "[[error_generators]]\nnode = \"a\"\npeer = \"island\"\nrate = 0.1\n\n[[flows]]",
             &["error_generators[0]: \"a\" has no interface towards \"island\""],
