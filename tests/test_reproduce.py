@@ -147,6 +147,17 @@ def test_koga2005_tables_and_directions(tmp_path):
         # Table 4: UDP loss below 1 % (paper 0.10-0.23 %).
         assert row(t, f"Table 4 (priority scheduling (Table 1): 2 RLC retransmissions for UDP, WT 150 ms); UDP {rate} kb/s",
                    "total loss").ours < 1.0
+    # Tables 3 and 5 (issue 9): TCP within 10 % of the paper at every UDP rate (ours on seeds 1-2:
+    # 0.95-1.00x), and Table 3's UDP loss falls as the UDP rate grows, as the paper's 17.86 /
+    # 6.73 / 5.74 % do (ours 20.7 / 9.0 / 5.3 %): a slower UDP stream has more TCP SDUs ahead of it
+    # in the 10-SDU buffer.
+    for tab in ("Table 3 (no QoS", "Table 5 (receiver"):
+        for rate in (32, 64, 128):
+            r = t[t.case.str.startswith(tab) & t.case.str.endswith(f"UDP {rate} kb/s") & t.metric.str.startswith("TCP")]
+            assert len(r) == 1 and r.iloc[0].verdict == "within 10 %", (tab, rate, r.ours.tolist())
+    t3 = [t[t.case.str.startswith("Table 3 (") & t.case.str.endswith(f"UDP {rate} kb/s") & t.metric.str.startswith("UDP total")].ours.item()
+          for rate in (32, 64, 128)]
+    assert t3[0] > t3[1] > t3[2], t3
     # Table 2's TCP throughput at 32 kb/s of UDP: 293.29 kb/s (within 10 %).
     assert row(t, "Table 2 (no QoS, tuned for TCP: 5 RLC retransmissions for UDP, WT 500 ms, 50-SDU buffer); UDP 32 kb/s",
                "TCP throughput").verdict == "within 10 %"
