@@ -8,11 +8,13 @@ The simulator is written in Rust (``lasthop._core``); this package is its Python
 results as pandas DataFrames, the ``lasthop`` command line.
 """
 
-from lasthop._core import ScenarioError, __version__
+from lasthop._core import __version__
+from lasthop.errors import OutputError, ScenarioError, SimulationError
 from lasthop import models
 from lasthop.results import Results
 from lasthop.scenario import Scenario
 from lasthop.runner import run
 from lasthop.sweep import SweepResults, sweep  # noqa: E402  (the function shadows the module name)
 
-__all__ = ["run", "sweep", "Scenario", "Results", "SweepResults", "ScenarioError", "models", "__version__"]
+__all__ = ["run", "sweep", "Scenario", "Results", "SweepResults", "ScenarioError", "SimulationError", "OutputError",
+           "models", "__version__"]

@@ -1,17 +1,29 @@
-"""The ``lasthop`` command line (typer + rich)."""
+"""The ``lasthop`` command line (typer + rich).
+
+Whatever the input, a command ends with its results or with one line per problem, ``error:``
+and a message naming the file or argument, the field, the value and what is valid, and exit
+code 2 (1: a sweep some of whose runs failed). A Python traceback is a bug: :func:`main` turns
+one into a single line asking for a report (LASTHOP_TRACEBACK=1 shows it).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from lasthop import _core
+from lasthop.errors import OutputError, ScenarioError, SimulationError
+from lasthop.files import check_output, directory_kind, safe_name
 from lasthop.runner import as_scenario, run as run_scenario
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="lasthop: TCP and UDP over wireless last hops.")
@@ -21,12 +33,23 @@ if not console.is_terminal:
     console = Console(width=160)
 err = Console(stderr=True, soft_wrap=True)
 
+# The errors a user's input can cause; anything else reaching main() is a bug.
+USER_ERRORS = (ScenarioError, SimulationError, OutputError)
+
+
+def _error(message: object, code: int = 2) -> typer.Exit:
+    """Prints `message` as error lines (names from scenarios are shown literally, never as rich
+    markup) and returns the Exit to raise."""
+    for line in str(message).split("\n"):
+        err.print(f"[red]error:[/red] {escape(line)}", highlight=False)
+    return typer.Exit(code)
+
 
 def _parse_sets(sets: List[str]) -> dict[str, str]:
     out = {}
     for s in sets:
         if "=" not in s:
-            raise typer.BadParameter(f"{s!r}: expected dotted.path=value, e.g. links.bottleneck.rate=20Mbps", param_hint="--set")
+            raise _error(f"--set {s!r}: expected dotted.path=value, e.g. links.bottleneck.rate=20Mbps")
         k, v = s.split("=", 1)
         out[k.strip()] = v.strip()
     return out
@@ -69,13 +92,13 @@ def _fmt(v, scale=1.0, digits=2) -> str:
 def print_summary(res) -> None:
     s = res.summary
     wall = s["wall_clock"]
-    t = Table(title=f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s simulated in {wall['wall_time_s']:.3f} s")
+    t = Table(title=Text(f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s simulated in {wall['wall_time_s']:.3f} s"))
     for col in ["flow", "proto", "goodput Mb/s", "rx Mb/s", "sent", "recv", "lost", "loss %", "delay mean ms", "delay p99 ms", "jitter mean ms", "jitter p99 ms"]:
         t.add_column(col, justify="left" if col in ("flow", "proto") else "right")
     for f in s["flows"]:
         d, j = f["delay_ms"], f["jitter_ms"]
         t.add_row(
-            f["name"],
+            Text(f["name"]),
             f["transport"],
             _fmt(f["goodput_bps"], 1e-6, 3),
             _fmt(f["throughput_rx_bps"], 1e-6, 3),
@@ -100,35 +123,28 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
     pcap: List[str] = typer.Option([], "--pcap", help="Capture what crosses NODE (or NODE:NEIGHBOUR) into <out>/<node>.pcap (repeatable)."),
+    force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
 ) -> None:
     """Run one scenario: print a per-flow summary and write a results directory."""
     overrides = _parse_sets(set_)
     if seed is not None:
         overrides["simulation.seed"] = str(seed)
-    try:
-        sc = as_scenario(file, **overrides)
-    except _core.ScenarioError as e:
-        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
-        raise typer.Exit(2)
-    directory = out or Path("results") / sc.name
     progress = _LazyProgress()
     try:
-        res = run_scenario(sc, progress=progress, pcap=pcap)
-    except _core.ScenarioError as e:
-        progress.close()
-        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
-        raise typer.Exit(2)
-    finally:
-        progress.close()
-    res.write(directory)
-    if report:
-        from lasthop.report import run_report
-
-        run_report(directory)
+        sc = as_scenario(file, **overrides)
+        directory = out or Path("results") / safe_name(sc.name)
+        check_output(directory, "run", force)  # before the run, not after it
+        try:
+            res = run_scenario(sc, progress=progress, pcap=pcap)
+        finally:
+            progress.close()
+        res.write(directory, force=force, report=report)
+    except USER_ERRORS as e:
+        raise _error(e)
     if not quiet:
         print_summary(res)
     extra = (", report.html" if report else "") + "".join(f", {n}" for n in res.pcaps)
-    console.print(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})")
+    console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})"))
 
 
 def _int_range(text: str) -> list[int]:
@@ -159,8 +175,7 @@ def bianchi(
         if not ns or min(ns) < 1:
             raise ValueError(f"--stations {stations!r}: give positive counts such as 1..50")
     except ValueError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2)
+        raise _error(e)
     t = Table(title=f"Bianchi saturation, {phy} {'RTS/CTS' if rts else 'basic access'}, {size} B MSDU, Tc={tc}")
     for col in ["n", "tau", "p (collision)", "S Mb/s"]:
         t.add_column(col, justify="right")
@@ -180,17 +195,22 @@ def sweep(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask distributed scheduler, e.g. tcp://host:8786."),
     set_: List[str] = typer.Option([], "--set", help="Override a field for every run: dotted.path=value."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
+    run_timeout: float = typer.Option(3600.0, "--run-timeout", min=0.001, help="Wall-clock limit of one run in seconds; a run past it is recorded as failed."),
+    run_memory: str = typer.Option("4GiB", "--run-memory", help="Address-space limit of each local worker (e.g. 4GiB, 512MB, none)."),
+    force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop sweep directory."),
 ) -> None:
     """Run the cartesian product of the grids × seeds; cached and resumable."""
+    from lasthop.pool import parse_memory
     from lasthop.sweep import SweepError, parse_grid, run_sweep
 
     try:
+        memory = parse_memory(run_memory)
         sc = as_scenario(file, **_parse_sets(set_))
         grids = [parse_grid(g) for g in grid]
-    except (_core.ScenarioError, SweepError) as e:
-        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
-        raise typer.Exit(2)
-    directory = out or Path("results") / f"{sc.name}-sweep"
+        directory = out or Path("results") / f"{safe_name(sc.name)}-sweep"
+        check_output(directory, "sweep", force)
+    except (*USER_ERRORS, SweepError, ValueError) as e:
+        raise _error(e)
     bar = Progress(
         TextColumn("sweep"),
         BarColumn(),
@@ -209,17 +229,17 @@ def sweep(
 
     try:
         with bar:
-            res = run_sweep(sc, grids, seeds, directory, workers=workers, scheduler=scheduler, progress=progress)
-    except _core.ScenarioError as e:
-        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
-        raise typer.Exit(2)
+            res = run_sweep(sc, grids, seeds, directory, workers=workers, scheduler=scheduler, progress=progress,
+                            run_timeout_s=run_timeout, run_memory=memory, force=force)
+    except (*USER_ERRORS, SweepError) as e:
+        raise _error(e)
     if report:
         from lasthop.report import sweep_report
 
         sweep_report(directory)
-    console.print(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)")
+    console.print(Text(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)"))
     if len(res.failed):
-        console.print(res.failed.to_string(index=False))
+        console.print(Text(res.failed.drop(columns=["run_id"]).to_string(index=False)))
         raise typer.Exit(1)
 
 
@@ -228,14 +248,15 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
     """Regenerate report.html and the figures of a results directory."""
     from lasthop.report import run_report, sweep_report
 
-    if (directory / "sweep.json").exists():
+    kind = directory_kind(directory)
+    if kind == "sweep":
         path = sweep_report(directory)
-    elif (directory / "summary.json").exists():
+    elif kind == "run":
         path = run_report(directory)
     else:
-        err.print(f"[red]error:[/red] {directory}: neither summary.json (a run) nor sweep.json (a sweep) is there")
-        raise typer.Exit(2)
-    console.print(f"report: {path}")
+        raise _error(f"{directory}: not a lasthop results directory: neither summary.json (a run) nor sweep.json (a sweep) "
+                     "written by lasthop is there")
+    console.print(Text(f"report: {path}"))
 
 
 @app.command()
@@ -255,8 +276,9 @@ def reproduce(
             console.print(f"{n:16} {entry.title} (seeds: {entry.seeds}, --quick {entry.quick_seeds})")
         return
     if name not in REGISTRY:
-        err.print(f"[red]error:[/red] no reproduction {name!r}; available: {', '.join(sorted(REGISTRY))}")
-        raise typer.Exit(2)
+        from lasthop.errors import did_you_mean
+
+        raise _error(f"no reproduction {name!r}{did_you_mean(name, REGISTRY)} (available: {', '.join(sorted(REGISTRY))})")
     directory = out or Path("results") / "reproduce" / name
     r = run_repro(name, directory, quick=quick, seeds=seeds)
     n = len(r.seeds)
@@ -293,7 +315,21 @@ def scenarios() -> None:
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except USER_ERRORS as e:  # raised outside a command's own handling
+        _error(e)
+        sys.exit(2)
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        _error(f"{where}{e.strerror or e}")
+        sys.exit(2)
+    except Exception as e:
+        if os.environ.get("LASTHOP_TRACEBACK"):
+            raise
+        _error(f"internal error, a bug in lasthop ({type(e).__name__}: {e}); please report it with the command "
+               "(LASTHOP_TRACEBACK=1 shows the traceback)")
+        sys.exit(70)
 
 
 if __name__ == "__main__":

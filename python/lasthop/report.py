@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -15,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from lasthop.files import safe_name  # noqa: E402
 from lasthop.results import Results  # noqa: E402
 
 # Deterministic SVG output (no random ids, no timestamps).
@@ -31,21 +33,33 @@ class _Figures:
         self.items: list[tuple[str, str, str]] = []  # (name, caption, inline svg)
 
     def add(self, fig, name: str, caption: str) -> None:
-        fig.tight_layout()
-        fig.savefig(self.dir / f"{name}.png", dpi=110, metadata=METADATA_PNG)
-        fig.savefig(self.dir / f"{name}.svg", metadata=METADATA_SVG)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata=METADATA_SVG)
+        # `name` may carry flow and link names: safe_name keeps the files inside figures/.
+        name = safe_name(name)
+        with warnings.catch_warnings():
+            # Missing glyphs and margins too small for a long name: the figure is still right.
+            warnings.simplefilter("ignore", UserWarning)
+            fig.tight_layout()
+            fig.savefig(self.dir / f"{name}.png", dpi=110, metadata=METADATA_PNG)
+            fig.savefig(self.dir / f"{name}.svg", metadata=METADATA_SVG)
+            buf = io.StringIO()
+            fig.savefig(buf, format="svg", metadata=METADATA_SVG)
         plt.close(fig)
         svg = buf.getvalue()
         svg = svg[svg.index("<svg"):]
         self.items.append((name, caption, svg))
 
 
+def _label(text: object) -> str:
+    """A name from a scenario as matplotlib text: literal (``$`` is not mathtext), printable,
+    and shown in legends even when it starts with ``_``."""
+    t = "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in str(text)).replace("$", r"\$")
+    return f" {t}" if t.startswith("_") else t
+
+
 def _title(summary: dict, what: str) -> str:
     params = summary.get("overrides") or {}
     key = ", ".join(f"{k}={v}" for k, v in params.items() if k != "simulation.seed")
-    return f"{summary.get('scenario_name', 'run')} (seed {summary.get('seed')}) — {what}" + (f"\n{key}" if key else "")
+    return _label(f"{summary.get('scenario_name', 'run')} (seed {summary.get('seed')}) — {what}" + (f"\n{key}" if key else ""))
 
 
 def _page(title: str, intro: str, figures: _Figures, tables_html: str) -> str:
@@ -81,7 +95,7 @@ def run_report(directory: str | Path) -> Path:
         fig, ax = plt.subplots(figsize=(9, 3.6))
         for f in flows:
             sub = iv[iv.flow == f]
-            ax.plot(sub.t_start_s, sub[column] * scale, label=f, linewidth=1)
+            ax.plot(sub.t_start_s, sub[column] * scale, label=_label(f), linewidth=1)
         ax.set_xlabel("time (s)")
         ax.set_ylabel(ylabel)
         ax.set_title(_title(s, what))
@@ -98,7 +112,7 @@ def run_report(directory: str | Path) -> Path:
         fig, ax = plt.subplots(figsize=(6, 4))
         for f in dict.fromkeys(cdf["flow"]):
             sub = cdf[cdf.flow == f]
-            ax.plot(sub["delay_ms"], sub["quantile"], label=f)
+            ax.plot(sub["delay_ms"], sub["quantile"], label=_label(f))
         ax.set_xlabel("one-way delay (ms)")
         ax.set_ylabel("fraction of packets")
         ax.set_title(_title(s, "one-way delay CDF"))
@@ -174,14 +188,14 @@ def sweep_report(directory: str | Path) -> Path:
                 xs = _numeric(sub[x])
                 xs = xs if xs.notna().all() else pd.Series(range(len(sub)), index=sub.index)
                 lab = " ".join(str(k) for k in key)
-                ax.errorbar(xs, sub["mean"] * scale, yerr=(sub["ci95"].fillna(0) * scale), marker="o", capsize=3, label=lab)
+                ax.errorbar(xs, sub["mean"] * scale, yerr=(sub["ci95"].fillna(0) * scale), marker="o", capsize=3, label=_label(lab))
                 if not _numeric(sub[x]).notna().all():
-                    ax.set_xticks(list(xs), list(sub[x]))
+                    ax.set_xticks(list(xs), [_label(v) for v in sub[x]])
             unit = agg[x].astype(str).str.extract(r"^\s*[-+]?\d+(?:\.\d+)?\s*(\S*)$")[0].dropna()
             unit = unit.iloc[0] if len(unit) and unit.iloc[0] else ""
-            ax.set_xlabel(f"{x} ({unit})" if unit else x)
+            ax.set_xlabel(_label(f"{x} ({unit})" if unit else x))
             ax.set_ylabel(label)
-            ax.set_title(f"{name} — {label} vs {x}\nmean ± 95 % CI over {meta['seeds']} seed(s), base seed {meta['base_seed']}")
+            ax.set_title(_label(f"{name} — {label} vs {x}\nmean ± 95 % CI over {meta['seeds']} seed(s), base seed {meta['base_seed']}"))
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
             figs.add(fig, f"sweep_{metric}", f"{label} against {x}")

@@ -6,8 +6,12 @@ DataFrames (also Parquet files). Layout of a results directory:
     intervals.parquet     per-flow time series (default 100 ms bins)
     traces/<name>.parquet requested traces: tcp/<flow>, tcp/<flow>/receiver, queue/<link>:<a>-><b>,
                           wlan/<wlan>/<node>, packets/<flow>, and delay_cdf (always)
-    traces/index.json     file stem -> trace name
+    traces/index.json     file stem -> trace name (load reads exactly these)
     report.html, figures/ the report (lasthop report DIR regenerates them)
+    <node>[-<peer>].pcap  captures requested with pcap=[...]
+
+The directory is written by :func:`lasthop.files.write_atomically`: complete or not at all,
+never mixed with an earlier run's files, and only where lasthop may write (see lasthop.files).
 """
 
 from __future__ import annotations
@@ -21,13 +25,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lasthop.errors import OutputError
+from lasthop.files import RUN_FORMAT, name_digest, safe_name, write_atomically
+
 # Fields of summary.json that depend on the machine, not on the scenario and seed.
 WALL_CLOCK_KEY = "wall_clock"
 
 
 def trace_file_stem(name: str) -> str:
-    """File name for a trace: ``queue/bottleneck:router->receiver`` -> ``queue__bottleneck__router-to-receiver``."""
-    return name.replace("->", "-to-").replace("/", "__").replace(":", "__")
+    """File name for a trace: ``queue/bottleneck:router->receiver`` -> ``queue__bottleneck__router-to-receiver``;
+    names from the scenario that are not safe as a file name are made so (lasthop.files.safe_name)."""
+    return safe_name(name.replace("->", "-to-").replace("/", "__").replace(":", "__"), max_len=150)
 
 
 def _column(kind: str, data: Any, valid: bytes | None) -> pa.Array:
@@ -88,32 +96,56 @@ class Results:
                 return f
         raise KeyError(f"no flow {name!r}; flows: {', '.join(f['name'] for f in self.summary['flows'])}")
 
-    def write(self, directory: str | Path) -> Path:
-        d = Path(directory)
-        (d / "traces").mkdir(parents=True, exist_ok=True)
-        (d / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+    def write(self, directory: str | Path, *, force: bool = False, report: bool = False) -> Path:
+        """Writes the results directory (and, with `report`, report.html and figures/ in it)
+        atomically; see lasthop.files for where lasthop agrees to write and what `force` does."""
+
+        def fill(d: Path) -> None:
+            self._write_files(d)
+            if report:
+                from lasthop.report import run_report
+
+                run_report(d)
+
+        d = write_atomically(directory, "run", fill, force=force)
+        self.directory = d
+        return d
+
+    def _write_files(self, d: Path) -> None:
+        (d / "traces").mkdir()
+        (d / "summary.json").write_text(json.dumps({"format": RUN_FORMAT, **self.summary}, indent=2) + "\n")
         pq.write_table(pa.Table.from_pandas(self.flows, preserve_index=False), d / "flows.parquet")
         pq.write_table(self._tables["intervals"], d / "intervals.parquet")
         index = {}
         for name in self.traces:
             stem = trace_file_stem(name)
+            if stem in index:  # two names made the same by safe_name: the hash tells them apart
+                stem = f"{stem}-{name_digest(name)}"
             index[stem] = name
             pq.write_table(self._tables[name], d / "traces" / f"{stem}.parquet")
         (d / "traces" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         for name, data in self.pcaps.items():
-            (d / name).write_bytes(data)
-        self.directory = d
-        return d
+            (d / safe_name(name)).write_bytes(data)
 
     @classmethod
     def load(cls, directory: str | Path) -> "Results":
+        """A results directory written by :meth:`write`. Only the traces its index lists are
+        read, so no file from another run can be mistaken for one of this run."""
+        from lasthop.files import directory_kind
+
         d = Path(directory)
+        if directory_kind(d) != "run":
+            raise OutputError(f"{d}: not a lasthop run results directory (no summary.json written by lasthop run)")
         summary = json.loads((d / "summary.json").read_text())
+        summary.pop("format", None)
         tables = {"intervals": pq.read_table(d / "intervals.parquet")}
         index_file = d / "traces" / "index.json"
-        index = json.loads(index_file.read_text()) if index_file.exists() else {}
-        for p in sorted((d / "traces").glob("*.parquet")):
-            tables[index.get(p.stem, p.stem)] = pq.read_table(p)
+        if index_file.exists():
+            index = json.loads(index_file.read_text())
+        else:  # written before the index existed: every trace file there
+            index = {p.stem: p.stem for p in sorted((d / "traces").glob("*.parquet"))}
+        for stem, name in index.items():
+            tables[name] = pq.read_table(d / "traces" / f"{stem}.parquet")
         return cls(summary, tables, d)
 
     def __repr__(self) -> str:

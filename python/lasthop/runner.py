@@ -1,4 +1,9 @@
-"""Running a scenario: build the Rust simulation, step it (for progress), collect results."""
+"""Running a scenario: build the Rust simulation, step it (for progress), collect results.
+
+The stepping loop ends when the simulation reaches its end, and raises SimulationError if a
+step leaves simulated time where it was (the engine's own watchdog stops a run whose time
+stands still inside a step) or RunTimeout past the caller's wall-clock limit.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lasthop import _core
+from lasthop.errors import RunTimeout, ScenarioError, SimulationError, did_you_mean, source_label
+from lasthop.files import check_output, safe_name
 from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
 from lasthop.scenario import Scenario
+
+# Steps of the progress loop, in simulated seconds: at most 1 % of the run (so progress is
+# reported at least 100 times), at least 1 µs (well above the engine's 1 ns resolution, so a
+# step always moves simulated time), and sized so that one step takes about CHUNK_WALL_S of wall
+# clock: the wall-clock limit and Ctrl-C are then honoured within a fraction of a second however
+# heavy the scenario. Results do not depend on the steps (the engine runs every event up to and
+# including each step's end; a test checks it).
+MIN_STEP_S = 1e-6
+FIRST_STEP_S = 0.01
+CHUNK_WALL_S = 0.2
 
 ProgressFn = Callable[[float, float], None]
 
@@ -23,9 +40,17 @@ def as_scenario(scenario_or_path: Scenario | str | Path | None, **overrides: Any
     p = Path(scenario_or_path)
     if p.exists() or p.suffix == ".toml":
         return Scenario.from_toml(p, **overrides)
-    if _core.bundled_scenario(str(scenario_or_path)) is not None:
-        return Scenario.bundled(str(scenario_or_path), **overrides)
-    raise _core.ScenarioError(f"{scenario_or_path}: no such file and no bundled scenario of that name")
+    name = str(scenario_or_path)
+    if _core.bundled_scenario(name) is not None:
+        return Scenario.bundled(name, **overrides)
+    raise ScenarioError(f"{name}: no such file and no bundled scenario of that name{did_you_mean(name, _core.bundled_names())} "
+                        f"(bundled: {', '.join(_core.bundled_names())})")
+
+
+def pcap_file_name(spec: str) -> str:
+    """``node`` -> ``node.pcap``, ``node:peer`` -> ``node-peer.pcap``, with names made safe."""
+    node, _, peer = spec.partition(":")
+    return "-".join(safe_name(n) for n in (node, peer) if n) + ".pcap"
 
 
 def run(
@@ -34,26 +59,62 @@ def run(
     out: str | Path | None = None,
     progress: ProgressFn | None = None,
     pcap: list[str] | None = None,
+    force: bool = False,
+    wall_limit_s: float | None = None,
     **overrides: Any,
 ) -> Results:
     """Runs a scenario to its end. Keyword overrides use ``--set`` paths: ``seed=3``,
     ``**{"links.bottleneck.rate": "20Mbps"}`` or ``links__bottleneck__rate="20Mbps"``.
-    ``progress(now_s, end_s)`` is called between chunks of 1 % of the run. ``pcap`` lists
+    ``progress(now_s, end_s)`` is called between steps of at most 1 % of the run. ``pcap`` lists
     capture points, ``"node"`` or ``"node:neighbour"``; each becomes ``<node>[-<neighbour>].pcap``
-    in the results directory."""
+    in the results directory. ``out`` is written atomically and only where lasthop may write
+    (``force`` to write into a non-empty directory that is not a lasthop run directory).
+    ``wall_limit_s`` stops the run with RunTimeout once it has taken that long.
+    Errors: ScenarioError, SimulationError (RunTimeout is one), OutputError."""
     sc = as_scenario(scenario_or_path, **overrides)
-    sim = _core.Simulation(sc.text, sc.file, list(sc.overrides.items()))
+    if out is not None:
+        check_output(out, "run", force)  # before the run, not after it
+    try:
+        sim = _core.Simulation(sc.text, sc.file, list(sc.overrides.items()))
+    except ScenarioError as e:  # validated already by Scenario; kept for a core stricter than resolve
+        raise ScenarioError(sc.clarify(str(e))) from None
     captures = []
-    for spec in pcap or []:
+    for spec in dict.fromkeys(pcap or []):
         node, _, peer = spec.partition(":")
-        captures.append((spec.replace(":", "-") + ".pcap", sim.add_capture(node, peer or None)))
+        try:
+            captures.append((pcap_file_name(spec), sim.add_capture(node, peer or None)))
+        except ScenarioError as e:
+            nodes = [n["name"] for n in sc.resolved.get("nodes", [])]
+            unknown = next((n for n in (node, peer) if n and n not in nodes), None)
+            hint = did_you_mean(unknown, nodes) if unknown is not None else ""
+            raise ScenarioError(f"{source_label(sc.file)}: {e}{hint}") from None
     t0 = time.perf_counter()
     end = sim.end_s
-    step = end / 100.0
+    max_step = max(end / 100.0, MIN_STEP_S)
+    step = min(max_step, FIRST_STEP_S)
     while sim.now_s < end:
-        sim.run_until(min(end, sim.now_s + step))
+        before = sim.now_s
+        target = min(end, before + step)
+        chunk_t0 = time.perf_counter()
+        try:
+            sim.run_until(target)
+        except SimulationError as e:  # the engine's watchdog
+            label = source_label(sc.file)
+            raise type(e)(str(e) if str(e).startswith((label, sc.file)) else f"{label}: {e}") from None
+        took = time.perf_counter() - chunk_t0
+        if took > CHUNK_WALL_S:
+            step = max(MIN_STEP_S, step * CHUNK_WALL_S / took / 2)
+        elif took < CHUNK_WALL_S / 4:
+            step = min(max_step, step * 2)
+        if sim.now_s <= before:
+            raise SimulationError(
+                f"{source_label(sc.file)}: simulated time did not advance past {before:.9f} s (asked for {target:.9f} s); "
+                "this is a bug in lasthop: please report it with the scenario"
+            )
         if progress is not None:
             progress(sim.now_s, end)
+        if wall_limit_s is not None and time.perf_counter() - t0 > wall_limit_s:
+            raise RunTimeout(f"timed out after {wall_limit_s:g} s (wall clock), at {sim.now_s:g} of {end:g} s simulated")
     wall = time.perf_counter() - t0
     summary_json, raw_tables = sim.output()
     core = json.loads(summary_json)
@@ -73,5 +134,5 @@ def run(
     res = Results(summary, tables_from_core(raw_tables))
     res.pcaps = {name: sim.capture_pcap(i) for name, i in captures}
     if out is not None:
-        res.write(out)
+        res.write(out, force=force)
     return res

@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lasthop import _core
+from lasthop.errors import BUNDLED_PREFIX, ScenarioError, clarify, did_you_mean
 
 DEFAULT = "dumbbell"
+# A scenario file is a few kB; anything this large is not one (and /dev/zero never ends).
+MAX_SCENARIO_BYTES = 8 << 20
 
 
 def _literal(value: Any) -> str:
@@ -27,16 +30,37 @@ class Scenario:
         self.text = text
         self.file = file
         self.overrides: dict[str, str] = {k: _literal(v) for k, v in (overrides or {}).items()}
+        _check_encodable(text, file, self.overrides)
         # Validates now, so errors surface where the scenario is made.
-        self.resolved: dict = json.loads(_core.resolve_scenario(text, file, list(self.overrides.items())))
+        try:
+            resolved = _core.resolve_scenario(text, file, list(self.overrides.items()))
+        except ScenarioError as e:
+            raise ScenarioError(self.clarify(str(e))) from None
+        self.resolved: dict = json.loads(resolved)
+
+    def clarify(self, message: str) -> str:
+        """A core error message about this scenario, as lasthop.errors.clarify rewrites it."""
+        return clarify(message, self.text, self.file, self.overrides)
 
     @classmethod
     def from_toml(cls, path: str | Path, **overrides: Any) -> "Scenario":
         p = Path(path)
         try:
-            text = p.read_text()
+            with open(p, "rb") as f:
+                data = f.read(MAX_SCENARIO_BYTES + 1)
         except OSError as e:
-            raise _core.ScenarioError(f"{p}: cannot read the file: {e.strerror}") from None
+            raise ScenarioError(f"{p}: cannot read the file: {e.strerror}") from None
+        except ValueError as e:  # a NUL in the path
+            raise ScenarioError(f"{p!r}: not a usable file name ({e})") from None
+        if len(data) > MAX_SCENARIO_BYTES:
+            raise ScenarioError(f"{p}: larger than {MAX_SCENARIO_BYTES >> 20} MiB; a scenario file is a small TOML text")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+            raise ScenarioError(f"{p}: line {line}, column {column}: byte 0x{data[e.start]:02x} is not UTF-8; "
+                                "scenario files are UTF-8 TOML") from None
         return cls(text, str(p), _dotted(overrides))
 
     @classmethod
@@ -47,9 +71,9 @@ class Scenario:
     def bundled(cls, name: str = DEFAULT, **overrides: Any) -> "Scenario":
         text = _core.bundled_scenario(name)
         if text is None:
-            names = ", ".join(_core.bundled_names())
-            raise _core.ScenarioError(f"no bundled scenario {name!r}; bundled: {names}")
-        return cls(text, f"<bundled:{name}>", _dotted(overrides))
+            names = _core.bundled_names()
+            raise ScenarioError(f"no bundled scenario {name!r}{did_you_mean(name, names)} (bundled: {', '.join(names)})")
+        return cls(text, f"{BUNDLED_PREFIX}{name}>", _dotted(overrides))
 
     def with_overrides(self, **overrides: Any) -> "Scenario":
         merged = dict(self.overrides)
@@ -69,6 +93,18 @@ class Scenario:
 
     def __repr__(self) -> str:
         return f"Scenario({self.name!r}, file={self.file!r}, overrides={self.overrides!r})"
+
+
+def _check_encodable(text: str, file: str, overrides: Mapping[str, str]) -> None:
+    """The core takes UTF-8; a Python string with a lone surrogate has none."""
+    from lasthop.errors import source_label
+
+    for what, s in [("the scenario text", text), *((f"--set {k}" , f"{k}={v}") for k, v in overrides.items())]:
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ScenarioError(f"{source_label(file)}: {what}: not valid Unicode (character {e.object[e.start]!r} "
+                                f"at position {e.start})") from None
 
 
 def _dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:

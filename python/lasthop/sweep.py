@@ -5,18 +5,23 @@ Layout of a sweep directory:
 
     sweep.json          the sweep's definition (scenario, grids, seeds) and its runs' status
     runs/<run id>/      one finished run: summary.json, intervals.parquet (written atomically)
-    failed/<run id>.json  a run that raised, with its error (retried by the next invocation)
+    failed/<run id>.json  a run that failed, with its error and cause (retried by the next invocation):
+                        "error" (it raised), "timeout" (past --run-timeout), "memory" (past
+                        --run-memory), "signal" or "exit" (its worker died)
     flows.parquet       one row per run × flow: swept parameters, seed, run id, flow metrics
     intervals.parquet   the per-interval series of every run, with the same key columns
 
 A run is identified by a hash of its resolved scenario, seed and lasthop version, so a second
 invocation runs nothing, and a sweep killed (even with SIGKILL) resumes where it stopped: a run
-directory appears by an atomic rename only once it is complete.
+directory appears by an atomic rename only once it is complete. Local runs go to a
+lasthop.pool.LocalPool: each has a wall-clock limit and its worker an address-space limit, and a
+run that exceeds them or kills its worker is recorded as failed while the others go on.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import hashlib
 import itertools
 import json
@@ -36,6 +41,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lasthop import _core
+from lasthop.errors import RunTimeout
+from lasthop.files import SWEEP_FORMAT, check_output, replace_file
+from lasthop.pool import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S, LocalPool, TaskFailed
 from lasthop.results import flows_frame
 from lasthop.scenario import Scenario
 
@@ -122,11 +130,12 @@ def plan(scenario: Scenario, grids: list[tuple[str, list[str]]], seeds: int) -> 
     return runs
 
 
-def _execute(text: str, file: str, overrides: dict[str, str]) -> dict:
-    """Runs in a worker: one simulation, returned as plain data (no files: workers may be remote)."""
+def _execute(text: str, file: str, overrides: dict[str, str], wall_limit_s: float | None = None) -> dict:
+    """Runs in a worker: one simulation, returned as plain data (no files: workers may be remote).
+    `wall_limit_s` stops it cooperatively, also where the pool cannot kill (Dask)."""
     from lasthop.runner import run
 
-    res = run(Scenario(text, file, overrides))
+    res = run(Scenario(text, file, overrides), wall_limit_s=wall_limit_s)
     return {"summary": res.summary, "intervals": res._tables["intervals"]}
 
 
@@ -165,12 +174,22 @@ def _write_run(out: Path, spec: RunSpec, result: dict) -> None:
         failed.unlink()
 
 
+def failure_record(err: BaseException) -> dict:
+    """The cause and message of a failed run: "timed out after 30 s", "worker killed by signal
+    9 (SIGKILL)", "out of memory ..." for the pool's failures, "Type: message" for errors."""
+    if isinstance(err, TaskFailed):
+        return {"cause": err.cause, "error": str(err)}
+    if isinstance(err, RunTimeout):
+        return {"cause": "timeout", "error": str(err)}
+    return {"cause": "memory" if isinstance(err, MemoryError) else "error", "error": f"{type(err).__name__}: {err}"}
+
+
 def _record_failure(out: Path, spec: RunSpec, err: BaseException) -> None:
     (out / "failed").mkdir(exist_ok=True)
-    (out / "failed" / f"{spec.run_id}.json").write_text(json.dumps({
+    replace_file(out / "failed" / f"{spec.run_id}.json", json.dumps({
         "params": dict(spec.params),
         "seed": spec.seed,
-        "error": f"{type(err).__name__}: {err}",
+        **failure_record(err),
         "traceback": "".join(traceback.format_exception(type(err), err, err.__traceback__))[-4000:],
     }, indent=1) + "\n")
 
@@ -194,14 +213,21 @@ def run_sweep(
     scheduler: str | None = None,
     progress: Callable[[SweepProgress], None] | None = None,
     executor: Executor | None = None,
+    run_timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    run_memory: int | None = DEFAULT_MEMORY,
+    force: bool = False,
 ) -> "SweepResults":
     """Runs what is not cached yet on `executor` (default: `workers` local processes, or the Dask
-    cluster at `scheduler`), then gathers the dataset."""
-    out = Path(out)
+    cluster at `scheduler`), then gathers the dataset. Each run gets `run_timeout_s` of wall
+    clock and, on local workers, `run_memory` bytes of address space (None: no limit); a run
+    past either, or whose worker dies, is recorded in failed/ and the others go on. `out` must
+    be missing, empty or a sweep directory (`force` to write into another directory)."""
+    out = check_output(out, "sweep", force)
+    specs = plan(scenario, grids, seeds)  # every value is checked before anything is written
     (out / "runs").mkdir(parents=True, exist_ok=True)
-    specs = plan(scenario, grids, seeds)
     todo = [s for s in specs if not (out / "runs" / s.run_id / "summary.json").exists()]
-    (out / "sweep.json").write_text(json.dumps({
+    replace_file(out / "sweep.json", json.dumps({
+        "format": SWEEP_FORMAT,
         "scenario_file": scenario.file,
         "scenario_name": scenario.name,
         "lasthop_version": _core.__version__,
@@ -219,9 +245,10 @@ def run_sweep(
         if executor is None and scheduler:
             client, executor = dask_executor(scheduler)
         elif executor is None:
-            executor = local_executor(workers)
+            executor = LocalPool(workers, timeout_s=run_timeout_s, memory=run_memory)
+        task = functools.partial(_execute, wall_limit_s=run_timeout_s)
         try:
-            futures = {executor.submit(_execute, scenario.text, scenario.file, {**scenario.overrides, **s.overrides}): s for s in todo}
+            futures = {executor.submit(task, scenario.text, scenario.file, {**scenario.overrides, **s.overrides}): s for s in todo}
             for fut in cf.as_completed(futures):
                 spec = futures[fut]
                 try:
@@ -232,6 +259,12 @@ def run_sweep(
                     prog.failed += 1
                 if progress:
                     progress(prog)
+        except BaseException:
+            # Interrupted (Ctrl-C): stop the runs in flight instead of waiting for every queued one.
+            if owned and isinstance(executor, LocalPool):
+                executor.shutdown(wait=False, cancel_futures=True)
+                owned = False
+            raise
         finally:
             if owned and hasattr(executor, "shutdown"):
                 executor.shutdown(wait=True)
@@ -267,7 +300,9 @@ class SweepResults:
             if not (d / "summary.json").exists():
                 f = out / "failed" / f"{s.run_id}.json"
                 if f.exists():
-                    failures.append({**dict(s.params), "seed": s.seed, "run_id": s.run_id, "error": json.loads(f.read_text())["error"]})
+                    rec = json.loads(f.read_text())
+                    failures.append({**dict(s.params), "seed": s.seed, "run_id": s.run_id,
+                                     "cause": rec.get("cause", "error"), "error": rec["error"]})
                 continue
             summary = json.loads((d / "summary.json").read_text())
             key = {**{p: v for p, v in s.params}, "seed": s.seed, "run_id": s.run_id}
@@ -281,7 +316,7 @@ class SweepResults:
             interval_frames.append(iv)
         flows = pd.concat(flow_frames, ignore_index=True) if flow_frames else pd.DataFrame()
         intervals = pd.concat(interval_frames, ignore_index=True) if interval_frames else pd.DataFrame()
-        failed = pd.DataFrame(failures, columns=[*params, "seed", "run_id", "error"])
+        failed = pd.DataFrame(failures, columns=[*params, "seed", "run_id", "cause", "error"])
         return cls(out, flows, intervals, params, failed)
 
     @classmethod
@@ -292,9 +327,14 @@ class SweepResults:
         return cls.assemble(d, specs)
 
     def write(self) -> None:
-        if not self.flows.empty:
-            pq.write_table(pa.Table.from_pandas(self.flows, preserve_index=False), self.directory / "flows.parquet")
-            pq.write_table(pa.Table.from_pandas(self.intervals, preserve_index=False), self.directory / "intervals.parquet")
+        """flows.parquet and intervals.parquet, each replaced by a rename (readers never see half)."""
+        for name, frame in [("flows.parquet", self.flows), ("intervals.parquet", self.intervals)]:
+            if frame.empty:  # no run finished: no dataset, not an older one
+                (self.directory / name).unlink(missing_ok=True)
+                continue
+            sink = pa.BufferOutputStream()
+            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), sink)
+            replace_file(self.directory / name, sink.getvalue().to_pybytes())
 
     def aggregate(self, metric: str = "goodput_bps", by: Iterable[str] | None = None) -> pd.DataFrame:
         """Mean and 95 % confidence interval (Student t) of `metric` across seeds, per grid point
@@ -311,9 +351,10 @@ class SweepResults:
 
 def sweep(scenario_or_path, grid: dict[str, Iterable[Any]] | list[str] | None = None, *, seeds: int = 1,
           out: str | Path = "results/sweep", workers: int | None = None, scheduler: str | None = None,
-          **overrides: Any) -> SweepResults:
+          run_timeout_s: float | None = DEFAULT_TIMEOUT_S, run_memory: int | None = DEFAULT_MEMORY,
+          force: bool = False, **overrides: Any) -> SweepResults:
     """Python face of ``lasthop sweep``: ``grid`` maps dotted paths to values (or is a list of
-    ``path=spec`` strings with the CLI's range syntax)."""
+    ``path=spec`` strings with the CLI's range syntax). Limits and `force` as in run_sweep."""
     from lasthop.runner import as_scenario
 
     sc = as_scenario(scenario_or_path, **overrides)
@@ -323,4 +364,5 @@ def sweep(scenario_or_path, grid: dict[str, Iterable[Any]] | list[str] | None = 
         grids = [(p, [str(v).lower() if isinstance(v, bool) else str(v) for v in vals]) for p, vals in grid.items()]
     else:
         grids = [parse_grid(g) for g in grid]
-    return run_sweep(sc, grids, seeds, out, workers=workers, scheduler=scheduler)
+    return run_sweep(sc, grids, seeds, out, workers=workers, scheduler=scheduler, run_timeout_s=run_timeout_s,
+                     run_memory=run_memory, force=force)
