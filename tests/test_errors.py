@@ -279,6 +279,20 @@ SWEEP_MODULE = sys.modules["lasthop.sweep"]  # `lasthop.sweep` is also the funct
 _execute = SWEEP_MODULE._execute
 
 
+def test_a_sweep_too_large_to_be_meant_is_refused_before_anything_is_written(tmp_path):
+    from lasthop.sweep import SweepError
+
+    # 10 000 rates × 2 × 10 seeds = 200 000 runs: planning them alone would take minutes.
+    grid = ["links.bottleneck.rate=1Mbps..10000Mbps:1Mbps", "flows.bulk.tcp.sack=false,true"]
+    with pytest.raises(SweepError, match="200000 runs .*valid: at most 100000"):
+        lasthop.sweep("dumbbell", grid, seeds=10, out=tmp_path / "a")
+    with pytest.raises(SweepError, match="--workers 100000: valid: 1 to 256"):
+        lasthop.sweep("dumbbell", seeds=1, out=tmp_path / "b", workers=100_000)
+    line = _one_error_line(lasthop_cli("sweep", "dumbbell", "--run-timeout", "nan", "--out", str(tmp_path / "c")))
+    assert "--run-timeout nan: valid: a positive number of seconds" in line
+    assert not list(tmp_path.iterdir())
+
+
 def _execute_sleeping_on_seed_2(text, file, overrides, wall_limit_s=None):
     if overrides["simulation.seed"] == "2":
         time.sleep(60)  # no cooperative check reaches here: the pool must kill the worker

@@ -195,7 +195,7 @@ def sweep(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask distributed scheduler, e.g. tcp://host:8786."),
     set_: List[str] = typer.Option([], "--set", help="Override a field for every run: dotted.path=value."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
-    run_timeout: float = typer.Option(3600.0, "--run-timeout", min=0.001, help="Wall-clock limit of one run in seconds; a run past it is recorded as failed."),
+    run_timeout: float = typer.Option(3600.0, "--run-timeout", help="Wall-clock limit of one run in seconds; a run past it is recorded as failed."),
     run_memory: str = typer.Option("4GiB", "--run-memory", help="Address-space limit of each local worker (e.g. 4GiB, 512MB, none)."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop sweep directory."),
 ) -> None:
@@ -223,16 +223,18 @@ def sweep(
     )
 
     def progress(p) -> None:
-        if not bar.tasks:
+        if not bar.tasks:  # the bar appears once the sweep is planned: a bad sweep prints only its error
+            bar.start()
             bar.add_task("sweep", total=p.total, completed=p.cached, failed=0, cached=p.cached)
         bar.update(bar.tasks[0].id, completed=p.cached + p.done + p.failed, failed=p.failed)
 
     try:
-        with bar:
-            res = run_sweep(sc, grids, seeds, directory, workers=workers, scheduler=scheduler, progress=progress,
-                            run_timeout_s=run_timeout, run_memory=memory, force=force)
+        res = run_sweep(sc, grids, seeds, directory, workers=workers, scheduler=scheduler, progress=progress,
+                        run_timeout_s=run_timeout, run_memory=memory, force=force)
     except (*USER_ERRORS, SweepError) as e:
         raise _error(e)
+    finally:
+        bar.stop()
     if report:
         from lasthop.report import sweep_report
 

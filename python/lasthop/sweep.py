@@ -50,6 +50,11 @@ from lasthop.scenario import Scenario
 _NUM_UNIT = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
 
 
+# Bounds on a sweep's size, so that a typo cannot plan a billion runs or fork a thousand workers.
+MAX_RUNS = 100_000
+MAX_WORKERS = 256
+
+
 class SweepError(ValueError):
     """A sweep definition that cannot be used (bad grid syntax, unknown path, ...)."""
 
@@ -120,6 +125,10 @@ def plan(scenario: Scenario, grids: list[tuple[str, list[str]]], seeds: int) -> 
     """Every grid point × seed, validated up front so that a bad value fails before any run."""
     if seeds < 1:
         raise SweepError("--seeds must be at least 1")
+    total = math.prod(len(vals) for _, vals in grids) * seeds
+    if total > MAX_RUNS:
+        raise SweepError(f"{total} runs ({' × '.join(str(len(v)) for _, v in grids) or '1'} grid points × {seeds} seeds); "
+                         f"valid: at most {MAX_RUNS}, more is surely a mistake")
     base_seed = scenario.seed
     runs = []
     for combo in itertools.product(*[[(p, v) for v in vals] for p, vals in grids]) if grids else [()]:
@@ -222,6 +231,10 @@ def run_sweep(
     clock and, on local workers, `run_memory` bytes of address space (None: no limit); a run
     past either, or whose worker dies, is recorded in failed/ and the others go on. `out` must
     be missing, empty or a sweep directory (`force` to write into another directory)."""
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise SweepError(f"--workers {workers}: valid: 1 to {MAX_WORKERS}")
+    if run_timeout_s is not None and not run_timeout_s > 0:
+        raise SweepError(f"--run-timeout {run_timeout_s}: valid: a positive number of seconds")
     out = check_output(out, "sweep", force)
     specs = plan(scenario, grids, seeds)  # every value is checked before anything is written
     (out / "runs").mkdir(parents=True, exist_ok=True)
