@@ -10,7 +10,7 @@ other tasks go on. The memory limit is RLIMIT_AS, set in each worker: an allocat
 fails (MemoryError in Python; the Rust core aborts, which the pool reports as out of memory from
 the worker's stderr).
 
-Workers are forked (the platform default on Linux), so tasks must be picklable callables;
+Workers are forked (POSIX only, as RLIMIT_AS is), so tasks must be picklable callables;
 ``submit`` returns a concurrent.futures.Future, as the sweep's Executor protocol asks.
 """
 
@@ -66,12 +66,11 @@ class TaskFailed(RuntimeError):
         return (type(self), (str(self), self.cause))
 
 
-def _stderr_tail(path: str, n: int = 4000) -> str:
+def _stderr_tail(fd: int, n: int = 4000) -> str:
+    """The end of what a worker wrote to its stderr (an unlinked file shared by fd)."""
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - n))
-            return f.read().decode("utf-8", "replace")
+        size = os.fstat(fd).st_size
+        return os.pread(fd, n, max(0, size - n)).decode("utf-8", "replace")
     except OSError:
         return ""
 
@@ -80,19 +79,19 @@ def _out_of_memory_in(tail: str) -> bool:
     return "memory allocation of" in tail or "MemoryError" in tail or "out of memory" in tail.lower()
 
 
-def _as_failure(e: BaseException, stderr_path: str) -> BaseException:
+def _as_failure(e: BaseException, stderr_fd: int) -> BaseException:
     """What a worker sends back for `e`: out of memory as the pool reports it (MemoryError,
     pyarrow's ArrowMemoryError, or a Rust panic over a failed allocation, which the core reports
     on stderr), a panic as a plain picklable error, anything else as it is."""
     panic = type(e).__name__ == "PanicException"
-    if isinstance(e, MemoryError) or "MemoryError" in type(e).__name__ or (panic and _out_of_memory_in(_stderr_tail(stderr_path))):
+    if isinstance(e, MemoryError) or "MemoryError" in type(e).__name__ or (panic and _out_of_memory_in(_stderr_tail(stderr_fd))):
         return TaskFailed("out of memory", "memory")
     if panic:
         return RuntimeError(f"panic in lasthop's Rust core: {e}")
     return e
 
 
-def _worker_main(conn: Connection, memory: int | None, stderr_path: str) -> None:
+def _worker_main(conn: Connection, memory: int | None, stderr_fd: int) -> None:
     # Own process group is not needed: the pool kills by pid. Ctrl-C goes to the parent, which
     # shuts the pool down; a worker ignoring SIGINT avoids a traceback per worker.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -103,9 +102,7 @@ def _worker_main(conn: Connection, memory: int | None, stderr_path: str) -> None
     faulthandler.disable()
     # A backtrace needs memory: printed while out of memory, it can deadlock the worker.
     os.environ["RUST_BACKTRACE"] = "0"
-    fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 2)
-    os.close(fd)
+    os.dup2(stderr_fd, 2)
     if memory is not None:
         import resource
 
@@ -123,13 +120,13 @@ def _worker_main(conn: Connection, memory: int | None, stderr_path: str) -> None
         try:
             reply = ("ok", fn(*args, **kwargs))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent
-            reply = ("err", _as_failure(e, stderr_path))
+            reply = ("err", _as_failure(e, stderr_fd))
         # Pickled whole before anything is sent: a message cut short by a failed allocation
         # would leave the parent waiting for the rest of it.
         try:
             data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException as e:  # noqa: BLE001 - unpicklable, or no memory left to pickle it
-            err = _as_failure(e, stderr_path)
+            err = _as_failure(e, stderr_fd)
             if err is e:
                 err = RuntimeError(f"{type(reply[1]).__name__}: {reply[1]!s} (could not be sent back: {e})")
             data = pickle.dumps(("err", err))
@@ -148,7 +145,7 @@ class _Task:
 class _Worker:
     process: Any
     conn: Connection
-    stderr_path: str
+    stderr: Any  # an unlinked temporary file: nothing is left behind, even after SIGKILL
     task: _Task | None = None
     deadline: float = field(default=float("inf"))
     started: float = 0.0
@@ -164,14 +161,14 @@ class LocalPool:
         self.timeout_s = timeout_s
         self.memory = memory
         self.kill_grace_s = kill_grace_s
-        self._ctx = mp.get_context()
+        # Fork: the worker inherits its stderr file by descriptor (and tests' monkeypatches).
+        self._ctx = mp.get_context("fork")
         self._queue: deque[_Task] = deque()
         self._busy: list[_Worker] = []
         self._idle: list[_Worker] = []
         self._lock = threading.RLock()  # futures' callbacks may submit again
         self._wake_r, self._wake_w = self._ctx.Pipe(duplex=False)
         self._closing = False
-        self._tmpdir = tempfile.TemporaryDirectory(prefix="lasthop-pool-")
         self._thread = threading.Thread(target=self._supervise, name="lasthop-pool", daemon=True)
         self._thread.start()
 
@@ -199,7 +196,6 @@ class LocalPool:
                     self._kill(w)
         self._wake()
         self._thread.join()
-        self._tmpdir.cleanup()
 
     def __enter__(self) -> "LocalPool":
         return self
@@ -217,12 +213,11 @@ class LocalPool:
 
     def _start_worker(self) -> _Worker:
         parent, child = self._ctx.Pipe()
-        n = len(os.listdir(self._tmpdir.name))
-        path = os.path.join(self._tmpdir.name, f"worker-{n}.stderr")
-        p = self._ctx.Process(target=_worker_main, args=(child, self.memory, path), daemon=True)
+        stderr = tempfile.TemporaryFile(prefix="lasthop-worker-")
+        p = self._ctx.Process(target=_worker_main, args=(child, self.memory, stderr.fileno()), daemon=True)
         p.start()
         child.close()
-        return _Worker(p, parent, path)
+        return _Worker(p, parent, stderr)
 
     def _kill(self, w: _Worker) -> None:
         if w.process.is_alive():
@@ -263,7 +258,7 @@ class LocalPool:
 
     def _death_cause(self, w: _Worker, timed_out: bool) -> TaskFailed:
         code = w.process.exitcode
-        tail = _stderr_tail(w.stderr_path)
+        tail = _stderr_tail(w.stderr.fileno())
         # Out of memory first: a worker that ran out can also hang (a Rust panic whose backtrace
         # needs memory waits forever on the backtrace lock) until its deadline.
         if _out_of_memory_in(tail):
@@ -295,6 +290,7 @@ class LocalPool:
                     self._kill(w)
                     w.process.join()
                 w.conn.close()
+                w.stderr.close()
 
     def _loop(self) -> None:
         killed: set[int] = set()
@@ -335,6 +331,7 @@ class LocalPool:
                     cause = self._death_cause(w, timed_out=id(w) in killed)
                     killed.discard(id(w))
                     w.conn.close()
+                    w.stderr.close()
                     with self._lock:
                         if w in self._busy:
                             self._finish(w, False, cause)
