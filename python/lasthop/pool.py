@@ -22,6 +22,7 @@ import os
 import pickle
 import re
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -79,12 +80,26 @@ def _out_of_memory_in(tail: str) -> bool:
     return "memory allocation of" in tail or "MemoryError" in tail or "out of memory" in tail.lower()
 
 
-def _as_failure(e: BaseException, stderr_fd: int) -> BaseException:
+def _peak_near(limit: int | None, slack: int = 64 << 20) -> bool:
+    """Whether this process's address space has come within `slack` of `limit` (VmPeak, Linux)."""
+    if limit is None:
+        return False
+    try:
+        with open("/proc/self/status") as f:
+            peak = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmPeak"))
+    except (OSError, StopIteration, ValueError):
+        return False
+    return peak >= limit - slack
+
+
+def _as_failure(e: BaseException, stderr_fd: int, memory: int | None = None) -> BaseException:
     """What a worker sends back for `e`: out of memory as the pool reports it (MemoryError,
-    pyarrow's ArrowMemoryError, or a Rust panic over a failed allocation, which the core reports
-    on stderr), a panic as a plain picklable error, anything else as it is."""
+    pyarrow's ArrowMemoryError, or a Rust panic over a failed allocation: the core says so on
+    stderr, or the address space reached the limit), a panic as a plain picklable error,
+    anything else as it is."""
     panic = type(e).__name__ == "PanicException"
-    if isinstance(e, MemoryError) or "MemoryError" in type(e).__name__ or (panic and _out_of_memory_in(_stderr_tail(stderr_fd))):
+    oom_panic = panic and (_out_of_memory_in(_stderr_tail(stderr_fd)) or _peak_near(memory))
+    if isinstance(e, MemoryError) or "MemoryError" in type(e).__name__ or oom_panic:
         return TaskFailed("out of memory", "memory")
     if panic:
         return RuntimeError(f"panic in lasthop's Rust core: {e}")
@@ -103,6 +118,8 @@ def _worker_main(conn: Connection, memory: int | None, stderr_fd: int) -> None:
     # A backtrace needs memory: printed while out of memory, it can deadlock the worker.
     os.environ["RUST_BACKTRACE"] = "0"
     os.dup2(stderr_fd, 2)
+    # Python's own messages too (sys.stderr may not be fd 2: pytest's capture replaces it).
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
     if memory is not None:
         import resource
 
@@ -120,13 +137,13 @@ def _worker_main(conn: Connection, memory: int | None, stderr_fd: int) -> None:
         try:
             reply = ("ok", fn(*args, **kwargs))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent
-            reply = ("err", _as_failure(e, stderr_fd))
+            reply = ("err", _as_failure(e, stderr_fd, memory))
         # Pickled whole before anything is sent: a message cut short by a failed allocation
         # would leave the parent waiting for the rest of it.
         try:
             data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException as e:  # noqa: BLE001 - unpicklable, or no memory left to pickle it
-            err = _as_failure(e, stderr_fd)
+            err = _as_failure(e, stderr_fd, memory)
             if err is e:
                 err = RuntimeError(f"{type(reply[1]).__name__}: {reply[1]!s} (could not be sent back: {e})")
             data = pickle.dumps(("err", err))
