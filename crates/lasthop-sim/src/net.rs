@@ -68,6 +68,13 @@ pub struct Channel {
     pub qdisc: Qdisc<u32>,
     /// The packet being serialized.
     pub in_service: Option<u32>,
+    pub stats: ChannelStats,
+    pub trace: Option<QueueTrace>,
+}
+
+/// What a channel counts while it runs.
+#[derive(Clone, Debug, Default)]
+pub struct ChannelStats {
     pub max_queued_packets: u64,
     pub max_queued_bytes: u64,
     pub tx_packets: u64,
@@ -75,7 +82,6 @@ pub struct Channel {
     pub aqm_drops: u64,
     pub link_losses: u64,
     pub busy_ns: u64,
-    pub trace: Option<QueueTrace>,
 }
 
 impl Channel {
@@ -83,10 +89,10 @@ impl Channel {
     pub fn push(&mut self, now: Time, id: u32, bytes: u32, flow: u32) -> Option<u32> {
         let dropped = self.qdisc.enqueue(Queued { item: id, bytes, flow, enqueued: now });
         if dropped.is_some() {
-            self.queue_drops += 1;
+            self.stats.queue_drops += 1;
         }
-        self.max_queued_packets = self.max_queued_packets.max(self.qdisc.len() as u64);
-        self.max_queued_bytes = self.max_queued_bytes.max(self.qdisc.bytes());
+        self.stats.max_queued_packets = self.stats.max_queued_packets.max(self.qdisc.len() as u64);
+        self.stats.max_queued_bytes = self.stats.max_queued_bytes.max(self.qdisc.bytes());
         self.record(now);
         dropped.map(|d| d.item)
     }
@@ -95,7 +101,7 @@ impl Channel {
     pub fn pop(&mut self, now: Time, dropped: &mut Vec<Queued<u32>>) -> Option<u32> {
         let before = dropped.len();
         let next = self.qdisc.dequeue(now, dropped);
-        self.aqm_drops += (dropped.len() - before) as u64;
+        self.stats.aqm_drops += (dropped.len() - before) as u64;
         self.record(now);
         next.map(|q| q.item)
     }

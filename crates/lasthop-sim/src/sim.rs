@@ -220,13 +220,7 @@ impl Simulation {
                     loss,
                     qdisc: build_qdisc(l.aqm, l.queue(), l.mtu.0 as u32),
                     in_service: None,
-                    max_queued_packets: 0,
-                    max_queued_bytes: 0,
-                    tx_packets: 0,
-                    queue_drops: 0,
-                    aqm_drops: 0,
-                    link_losses: 0,
-                    busy_ns: 0,
+                    stats: Default::default(),
                     trace: traced.then(QueueTrace::default),
                 });
             }
@@ -249,13 +243,7 @@ impl Simulation {
                     loss: 0.0,
                     qdisc: build_qdisc(Aqm::Droptail, limit, c.mtu.0 as u32),
                     in_service: None,
-                    max_queued_packets: 0,
-                    max_queued_bytes: 0,
-                    tx_packets: 0,
-                    queue_drops: 0,
-                    aqm_drops: 0,
-                    link_losses: 0,
-                    busy_ns: 0,
+                    stats: Default::default(),
                     trace: None,
                 });
             }
@@ -970,7 +958,7 @@ impl Simulation {
         if c.in_service.is_none() {
             c.in_service = Some(id);
             let t = c.rate.tx_time(bytes as u64);
-            c.busy_ns += t.0;
+            c.stats.busy_ns += t.0;
             self.events.schedule(self.now + t, Event::TxEnd { chan });
         } else {
             let key = if c.qdisc.is_fair() { flow_key(self.packets.get(id)) } else { 0 };
@@ -1011,18 +999,18 @@ impl Simulation {
         let now = self.now;
         let c = &mut self.channels[chan as usize];
         let id = c.in_service.take().expect("TxEnd with a packet in service");
-        c.tx_packets += 1;
+        c.stats.tx_packets += 1;
         let lost = c.loses();
         let delay = c.delay;
         if lost {
-            c.link_losses += 1;
+            c.stats.link_losses += 1;
         }
         // Start serializing the next packet (an AQM may drop some on the way).
         let mut aqm = std::mem::take(&mut self.aqm_scratch);
         if let Some(next) = c.pop(now, &mut aqm) {
             c.in_service = Some(next);
             let t = c.rate.tx_time(self.packets.get(next).wire_len() as u64);
-            c.busy_ns += t.0;
+            c.stats.busy_ns += t.0;
             self.events.schedule(now + t, Event::TxEnd { chan });
         }
         for d in aqm.drain(..) {
@@ -1607,14 +1595,14 @@ impl Simulation {
         for c in &mut self.channels {
             links.push(json!({
                 "name": c.name,
-                "tx_packets": c.tx_packets,
-                "queue_drops": c.queue_drops + c.aqm_drops,
-                "aqm_drops": c.aqm_drops,
-                "link_losses": c.link_losses,
-                "max_queue_packets": c.max_queued_packets,
-                "max_queue_bytes": c.max_queued_bytes,
+                "tx_packets": c.stats.tx_packets,
+                "queue_drops": c.stats.queue_drops + c.stats.aqm_drops,
+                "aqm_drops": c.stats.aqm_drops,
+                "link_losses": c.stats.link_losses,
+                "max_queue_packets": c.stats.max_queued_packets,
+                "max_queue_bytes": c.stats.max_queued_bytes,
                 "queue_limit": c.limit.to_string(),
-                "utilization": if end.0 > 0 { c.busy_ns.min(end.0) as f64 / end.0 as f64 } else { 0.0 },
+                "utilization": if end.0 > 0 { c.stats.busy_ns.min(end.0) as f64 / end.0 as f64 } else { 0.0 },
             }));
             if let Some(tr) = c.trace.take() {
                 let mut t = Table::new(format!("queue/{}", c.name));
