@@ -18,7 +18,9 @@ that costs per packet is C++ compiled by cppyy (cling) at import, not Python cal
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from ns import ns  # noqa: F401  (the heavy import; loads every ns-3 module)
@@ -245,13 +247,20 @@ def tcp_counters() -> dict:
             "ssthresh_over_half_flight": float(probe.SsthreshOverHalfFlight())}
 
 
-def read_udp_dump(path: Path, names: list[str]) -> dict:
-    """Per flow name: lists of (seq, send_ns, recv_ns or -1, ip_bytes)."""
-    out: dict[str, list] = {n: [] for n in names}
-    for line in Path(path).read_text().splitlines():
-        f, seq, s, r, b = (int(x) for x in line.split())
-        out[names[f]].append((seq, s, r, b))
-    return out
+def udp_records(names: list[str]) -> dict:
+    """The probe's UDP packet records, per flow name: lists of (seq, send_ns, recv_ns or -1,
+    ip_bytes), through a temporary dump file."""
+    fd, dump = tempfile.mkstemp(suffix=".udp")
+    os.close(fd)
+    try:
+        probe.DumpUdp(dump)
+        out: dict[str, list] = {n: [] for n in names}
+        for line in Path(dump).read_text().splitlines():
+            f, seq, s, r, b = (int(x) for x in line.split())
+            out[names[f]].append((seq, s, r, b))
+        return out
+    finally:
+        os.unlink(dump)
 
 
 def main(build) -> None:

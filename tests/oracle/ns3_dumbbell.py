@@ -20,11 +20,8 @@ Run as `python tests/oracle/ns3_dumbbell.py '{"seed": 1, "loss": 0.01, "sack": t
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 
-from ns3_common import align_tcp, bulk_flow, main, ns, probe, read_udp_dump, tcp_counters
+from ns3_common import align_tcp, bulk_flow, main, ns, probe, udp_records, tcp_counters
 
 
 def p2p(a, b, rate: str, delay: str, queue_p: int):
@@ -73,11 +70,7 @@ def build(p: dict) -> dict:
     ns.Simulator.Stop(ns.Seconds(duration - warmup))
     ns.Simulator.Run()
     rx = int(probe.SinkRx(sink))
-    fd, dump = tempfile.mkstemp(suffix=".udp")
-    os.close(fd)
-    probe.DumpUdp(dump)
-    udp = read_udp_dump(Path(dump), udp_names)
-    os.unlink(dump)
+    udp = udp_records(udp_names)
     return {
         "goodput_bps": rx * 8 / duration,
         "goodput_after_warmup_bps": (rx - rx_warm) * 8 / (duration - warmup),

@@ -25,12 +25,9 @@ Run as `python tests/oracle/ns3_home.py '{"seed": 1, "udp": [...], ...}'`.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 
 import cppyy
-from ns3_common import align_tcp, bulk_flow, main, ns, probe, read_udp_dump, tcp_counters
+from ns3_common import align_tcp, bulk_flow, main, ns, probe, udp_records, tcp_counters
 
 cppyy.cppdef(r"""
 namespace lasthop_oracle {
@@ -129,11 +126,7 @@ def build(p: dict) -> dict:
     ns.Simulator.Stop(ns.Seconds(duration))
     ns.Simulator.Run()
     rx = int(probe.SinkRx(sink))
-    fd, dump = tempfile.mkstemp(suffix=".udp")
-    os.close(fd)
-    probe.DumpUdp(dump)
-    udp = read_udp_dump(Path(dump), udp_names)
-    os.unlink(dump)
+    udp = udp_records(udp_names)
     return {"ftp": {"goodput_bps": rx * 8 / (duration - ftp["start_s"]), **tcp_counters()}, "udp": udp}
 
 

@@ -73,6 +73,18 @@ class DumbbellCase:
 DUMBBELL_CASES = [DumbbellCase(l, s) for s in (True, False) for l in LOSSES]
 
 
+def _aligned_tcp(t: str, ca_increase: str) -> dict:
+    """The TCP settings both lasthop cases align with ns-3 (prefix `t`: the flow's tcp table)."""
+    return {
+        t + "initial_cwnd": INITIAL_CWND,
+        t + "delayed_ack": "200ms",
+        t + "rto_min": "1s",
+        t + "rto_initial": "1s",
+        t + "ca_increase": ca_increase,
+        t + "limited_transmit": True,
+    }
+
+
 def dumbbell_overrides(case: DumbbellCase, ca_increase: str = CA_INCREASE) -> dict[str, Any]:
     """lasthop's `dumbbell` set to the aligned configuration (every TCP value explicit)."""
     t = "flows.bulk.tcp."
@@ -84,12 +96,7 @@ def dumbbell_overrides(case: DumbbellCase, ca_increase: str = CA_INCREASE) -> di
         t + "sack": case.sack,
         t + "send_buffer": "1MiB",
         t + "receive_buffer": "1MiB",
-        t + "initial_cwnd": INITIAL_CWND,
-        t + "delayed_ack": "200ms",
-        t + "rto_min": "1s",
-        t + "rto_initial": "1s",
-        t + "ca_increase": ca_increase,
-        t + "limited_transmit": True,
+        **_aligned_tcp(t, ca_increase),
         "probes.packets": '["voice"]',
         "probes.queues": "[]",
         "probes.tcp": '["bulk"]',
@@ -167,12 +174,7 @@ def home_overrides(ca_increase: str = CA_INCREASE) -> dict[str, Any]:
         "wlans.home.retry_long": 4,
         t + "sack": True,
         t + "mss": f"{HOME_MSS}B",
-        t + "initial_cwnd": INITIAL_CWND,
-        t + "delayed_ack": "200ms",
-        t + "rto_min": "1s",
-        t + "rto_initial": "1s",
-        t + "ca_increase": ca_increase,
-        t + "limited_transmit": True,
+        **_aligned_tcp(t, ca_increase),
         "probes.packets": json.dumps([n for n, _, _ in HOME_UDP]),
         "probes.tcp": "[]",
     }
