@@ -1,0 +1,80 @@
+//! The refactoring guard rail: every bundled scenario and every run of every quick one-seed
+//! reproduction (157 cases, recorded by `scripts/golden.py --record` into
+//! `tests/data/golden/cases.json`) must give byte-identical output — the summary JSON and every
+//! column of every table — to the recorded SHA-256. A refactor that changes a single number fails
+//! here; a commit that means to change results re-records and says why in its message.
+//!
+//! The hash is computed exactly as `scripts/golden.py` does from the Python bindings' output: each
+//! field followed by a 0 byte; the summary text; per table its name, then per column its name,
+//! kind ("f64", "u64", "str"), data (little-endian; a string column as its length then each string)
+//! and validity (0/1 bytes for a nullable column, empty otherwise).
+
+use lasthop_sim::{Column, RunOutput, Scenario, Simulation};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+fn output_hash(out: &RunOutput) -> String {
+    let mut h = Sha256::new();
+    let mut field = |b: &[u8]| {
+        h.update(b);
+        h.update([0u8]);
+    };
+    field(serde_json::to_string(&out.summary).unwrap().as_bytes());
+    for t in &out.tables {
+        field(t.name.as_bytes());
+        for (name, c) in &t.columns {
+            field(name.as_bytes());
+            match c {
+                Column::F64(v) => {
+                    field(b"f64");
+                    field(&v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+                    field(b"");
+                }
+                Column::OptF64(v) => {
+                    field(b"f64");
+                    field(&v.iter().flat_map(|x| x.unwrap_or(0.0).to_le_bytes()).collect::<Vec<u8>>());
+                    field(&v.iter().map(|x| x.is_some() as u8).collect::<Vec<u8>>());
+                }
+                Column::U64(v) => {
+                    field(b"u64");
+                    field(&v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+                    field(b"");
+                }
+                Column::Str(v) => {
+                    field(b"str");
+                    field(&(v.len() as u64).to_le_bytes());
+                    for s in v {
+                        field(s.as_bytes());
+                    }
+                    field(b"");
+                }
+            }
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn every_golden_case_is_byte_identical() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/golden/cases.json");
+    let golden: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("golden cases")).unwrap();
+    let mut differ = Vec::new();
+    let cases = golden["cases"].as_array().unwrap();
+    for c in cases {
+        let text = golden["texts"][c["text"].as_str().unwrap()].as_str().unwrap();
+        let overrides: Vec<(String, String)> = c["overrides"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| (o[0].as_str().unwrap().to_string(), o[1].as_str().unwrap().to_string()))
+            .collect();
+        let scenario = Scenario::from_toml_str(text, c["file"].as_str().unwrap(), &overrides).expect("golden scenario loads");
+        let mut sim = Simulation::new(scenario);
+        sim.run().expect("golden run completes");
+        if output_hash(&sim.output()) != c["output_sha256"].as_str().unwrap() {
+            differ.push(c["label"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(cases.len() >= 100, "the golden set covers every bundled scenario and reproduction run");
+    assert!(differ.is_empty(), "{} of {} golden cases changed output: {differ:?}", differ.len(), cases.len());
+}
