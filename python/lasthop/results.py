@@ -20,13 +20,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from lasthop._lazy import LazyModule
 from lasthop.errors import OutputError
 from lasthop.files import RUN_FORMAT, name_digest, safe_name, write_atomically
+
+np = LazyModule("numpy")
+pd = LazyModule("pandas")
+pa = LazyModule("pyarrow")
+pq = LazyModule("pyarrow.parquet")
 
 # Fields of summary.json that depend on the machine, not on the scenario and seed.
 WALL_CLOCK_KEY = "wall_clock"

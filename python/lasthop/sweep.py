@@ -36,16 +36,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from lasthop import _core
+from lasthop._lazy import LazyModule
 from lasthop.errors import RunTimeout
 from lasthop.files import SWEEP_FORMAT, check_output, replace_file
 from lasthop.pool import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S, LocalPool, TaskFailed
 from lasthop.results import flows_frame
 from lasthop.scenario import Scenario
+
+pd = LazyModule("pandas")
+pa = LazyModule("pyarrow")
+pq = LazyModule("pyarrow.parquet")
 
 _NUM_UNIT = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
 
