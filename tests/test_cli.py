@@ -52,3 +52,88 @@ def test_schema_command_prints_json_schema():
     schema = json.loads(r.stdout)
     assert schema["title"] == "Scenario"
     assert "flows" in schema["properties"]
+
+
+def test_version_is_the_package_version():
+    import lasthop
+
+    r = lasthop_cli("--version")
+    assert r.returncode == 0 and r.stdout == f"lasthop {lasthop.__version__}\n"
+
+
+def test_json_prints_exactly_summary_json_and_nothing_else_on_stdout(tmp_path):
+    r = lasthop_cli("run", "--json", "--no-report", "--set", "simulation.duration=2s", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    printed = json.loads(r.stdout)  # the whole of stdout is one JSON document
+    assert printed == json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert printed["format"] == "lasthop.run/1" and [f["name"] for f in printed["flows"]] == ["bulk", "voice"]
+
+
+def test_show_prints_every_default_with_its_documentation():
+    from lasthop import _core
+
+    tcp = json.loads(_core.json_schema())["definitions"]["TcpParams"]["properties"]["delayed_ack"]
+    assert tcp["default"] == "200ms"  # the schema's default, which show must report as such
+    r = lasthop_cli("show", "dumbbell", "flows.bulk.tcp.delayed_ack")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ['flows.bulk.tcp.delayed_ack = "200ms"  [default]', f"    {tcp['description']}"]
+    # An overridden value names the default it replaces.
+    r = lasthop_cli("show", "dumbbell", "flows.bulk.tcp", "--set", "flows.bulk.tcp.delayed_ack=40ms")
+    assert 'flows.bulk.tcp.delayed_ack = "40ms"  [default: "200ms"]' in r.stdout.splitlines()
+    # dumbbell.toml sets the bottleneck to 10 Mb/s; the schema has no default for a link's rate.
+    r = lasthop_cli("show", "dumbbell", "links.bottleneck.rate")
+    assert r.stdout.splitlines()[0] == 'links.bottleneck.rate = "10Mbps"  [default: (unset)]'
+
+
+def test_show_lists_every_field_of_the_resolved_scenario():
+    import lasthop
+    from lasthop.show import parameters
+
+    sc = lasthop.Scenario.bundled("home")
+    params = {p.path: p.value for p in parameters(sc)}
+    # Every leaf is there: 9 nodes, 4 links of 11 fields (name unset), the WLAN's AP and queue.
+    assert sum(1 for p in params if p.startswith("nodes.")) == 9  # device only; the name is the path
+    assert sum(1 for p in params if p.startswith("links.")) == 4 * 13
+    assert params["wlans.home.ap"] == "AP" and params["wlans.home.queue"] == "50p"
+    assert params["flows.ftp.app.type"] == sc.resolved["flows"][5]["app"]["type"]
+
+
+def test_show_a_misspelt_field_gets_did_you_mean():
+    r = lasthop_cli("show", "dumbbell", "flows.bulk.tcp.delayed")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: 'flows.bulk.tcp.delayed': no parameter has this path; did you mean "
+                               '"flows.bulk.tcp.delayed_ack"?')
+
+
+def test_scenarios_export_writes_the_bundled_text_that_runs_the_same(tmp_path):
+    import lasthop
+    from lasthop import _core
+
+    r = lasthop_cli("scenarios", "export", "home", str(tmp_path / "mine"))
+    assert r.returncode == 0, r.stderr
+    exported = tmp_path / "mine" / "home.toml"
+    assert exported.read_text() == _core.bundled_scenario("home")
+    assert lasthop.Scenario.from_toml(exported).resolved == lasthop.Scenario.bundled("home").resolved
+    # An edited file is not silently overwritten.
+    exported.write_text(exported.read_text() + "\n# mine\n")
+    r = lasthop_cli("scenarios", "export", "home", str(tmp_path / "mine"))
+    assert r.returncode == 2 and "differs from the bundled home; add --force" in r.stderr
+    r = lasthop_cli("scenarios", "export", "hoem", str(tmp_path))
+    assert r.returncode == 2 and 'did you mean "home"' in r.stderr
+    assert lasthop_cli("scenarios").stdout.split() == _core.bundled_names()
+
+
+def test_shell_completion_offers_commands_and_bundled_names():
+    import os
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("lasthop")
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_LASTHOP_COMPLETE": "complete_bash", "COMP_WORDS": words,
+               "COMP_CWORD": str(len(words.split(" ")) - 1)}
+        return subprocess.run([str(exe)], env=env, capture_output=True, text=True).stdout.split()
+
+    assert complete("lasthop sh") == ["show"]
+    assert complete("lasthop run h") == ["home", "hetperf"]

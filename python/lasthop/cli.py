@@ -26,7 +26,7 @@ from lasthop.errors import OutputError, ScenarioError, SimulationError
 from lasthop.files import check_output, directory_kind, safe_name
 from lasthop.runner import as_scenario, run as run_scenario
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="lasthop: TCP and UDP over wireless last hops.")
+app = typer.Typer(no_args_is_help=True, help="lasthop: TCP and UDP over wireless last hops.")
 console = Console()
 if not console.is_terminal:
     # Piped output (CI logs, files): wide enough for the summary table not to be truncated.
@@ -85,6 +85,24 @@ class _LazyProgress:
             self.bar.stop()
 
 
+def _complete_bundled(incomplete: str) -> list[str]:
+    """Shell completion of a scenario argument: bundled names (the shell completes file names when none match)."""
+    return [n for n in _core.bundled_names() if n.startswith(incomplete)]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"lasthop {_core.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _lasthop(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print lasthop's version and exit."),
+) -> None:
+    """lasthop: TCP and UDP over wireless last hops."""
+
+
 def _fmt(v, scale=1.0, digits=2) -> str:
     return "–" if v is None else f"{v * scale:.{digits}f}"
 
@@ -116,7 +134,8 @@ def print_summary(res) -> None:
 
 @app.command()
 def run(
-    file: Optional[str] = typer.Argument(None, help="Scenario TOML file or bundled name (default: the bundled dumbbell)."),
+    file: Optional[str] = typer.Argument(None, help="Scenario TOML file or bundled name (default: the bundled dumbbell).",
+                                         autocompletion=_complete_bundled),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default: results/<scenario>)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Overrides simulation.seed."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
@@ -124,6 +143,7 @@ def run(
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
     pcap: List[str] = typer.Option([], "--pcap", help="Capture what crosses NODE (or NODE:NEIGHBOUR) into <out>/<node>.pcap (repeatable)."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
+    json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout and nothing else there (like iperf3 -J)."),
 ) -> None:
     """Run one scenario: print a per-flow summary and write a results directory."""
     overrides = _parse_sets(set_)
@@ -141,6 +161,9 @@ def run(
         res.write(directory, force=force, report=report)
     except USER_ERRORS as e:
         raise _error(e)
+    if json_out:  # the file itself, so that stdout and summary.json never differ
+        sys.stdout.write((directory / "summary.json").read_text(encoding="utf-8"))
+        return
     if not quiet:
         print_summary(res)
     extra = (", report.html" if report else "") + "".join(f", {n}" for n in res.pcaps)
@@ -187,7 +210,7 @@ def bianchi(
 
 @app.command()
 def sweep(
-    file: str = typer.Argument(..., help="Scenario TOML file or bundled name."),
+    file: str = typer.Argument(..., help="Scenario TOML file or bundled name.", autocompletion=_complete_bundled),
     grid: List[str] = typer.Option([], "--grid", help="path=v1,v2,... or path=start..stop:step (repeatable)."),
     seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point (the scenario's seed and the next ones)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Sweep directory (default: results/<scenario>-sweep)."),
@@ -309,11 +332,79 @@ def schema(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write t
         typer.echo(text, nl=False)
 
 
+scenarios_app = typer.Typer(help="The bundled scenarios: list them, or export one as an editable file.")
+app.add_typer(scenarios_app, name="scenarios")
+
+
+@scenarios_app.callback(invoke_without_command=True)
+def scenarios(ctx: typer.Context) -> None:
+    """List the bundled scenarios, one name a line (`lasthop scenarios export NAME DIR` writes one as a file)."""
+    if ctx.invoked_subcommand is None:
+        for n in _core.bundled_names():
+            typer.echo(n)
+
+
+@scenarios_app.command("export")
+def scenarios_export(
+    name: str = typer.Argument(..., help="A bundled scenario (lasthop scenarios lists them).", autocompletion=_complete_bundled),
+    directory: Path = typer.Argument(..., help="Where <name>.toml goes (created if missing)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing file of that name."),
+) -> None:
+    """Write a bundled scenario as an editable TOML file, comments and all: run it with `lasthop run DIR/NAME.toml`."""
+    from lasthop.errors import did_you_mean
+
+    text = _core.bundled_scenario(name)
+    if text is None:
+        names = _core.bundled_names()
+        raise _error(f"no bundled scenario {name!r}{did_you_mean(name, names)} (bundled: {', '.join(names)})")
+    target = directory / f"{name}.toml"
+    if directory.exists() and not directory.is_dir():
+        raise _error(f"{directory}: is a file, not a directory; give the directory <name>.toml goes into")
+    if target.exists() and not force and target.read_bytes() != text.encode("utf-8"):
+        raise _error(f"{target}: exists and differs from the bundled {name}; add --force to replace it")
+    directory.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    console.print(Text(f"wrote {target} (lasthop run {target})"))
+
+
 @app.command()
-def scenarios() -> None:
-    """List the bundled scenarios."""
-    for n in _core.bundled_names():
-        typer.echo(n)
+def show(
+    file: Optional[str] = typer.Argument(None, help="Scenario TOML file or bundled name (default: the bundled dumbbell).",
+                                         autocompletion=_complete_bundled),
+    field: Optional[str] = typer.Argument(None, help="Only the parameters under this path, e.g. flows.bulk.tcp."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Overrides simulation.seed."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON list of {path, value, default, doc} instead."),
+) -> None:
+    """Every parameter of a scenario as it will run, with its default and its doc (like ns-3's --PrintAttributes)."""
+    import json
+
+    from lasthop.errors import did_you_mean
+    from lasthop.show import format_parameter, parameters
+
+    overrides = _parse_sets(set_)
+    if seed is not None:
+        overrides["simulation.seed"] = str(seed)
+    try:
+        params = parameters(as_scenario(file, **overrides))
+    except USER_ERRORS as e:
+        raise _error(e)
+    if field:
+        prefix = field.rstrip(".")
+        params = [p for p in params if p.path == prefix or p.path.startswith(prefix + ".")]
+        if not params:
+            paths = [p.path for p in parameters(as_scenario(file, **overrides))]
+            heads = sorted({".".join(q.split(".")[:k]) for q in paths for k in range(1, q.count(".") + 2)})
+            raise _error(f"{field!r}: no parameter has this path{did_you_mean(prefix, heads)}; "
+                         f"the scenario's top-level paths: {', '.join(dict.fromkeys(q.split('.')[0] for q in paths))}")
+    if json_out:
+        rows = [{"path": p.path, "value": p.value, **({"default": p.default} if p.has_default else {}), "doc": p.doc}
+                for p in params]
+        typer.echo(json.dumps(rows, indent=1, ensure_ascii=False))
+        return
+    for p in params:
+        for line in format_parameter(p):
+            typer.echo(line)
 
 
 def main() -> None:
