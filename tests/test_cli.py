@@ -137,3 +137,17 @@ def test_shell_completion_offers_commands_and_bundled_names():
 
     assert complete("lasthop sh") == ["show"]
     assert complete("lasthop run h") == ["home", "hetperf"]
+
+
+def test_misspelt_paths_names_and_choices_get_did_you_mean():
+    r = lasthop_cli("run", "scenarios/dumbell.toml")
+    assert r.returncode == 2
+    assert r.stderr == ("error: scenarios/dumbell.toml: cannot read the file: No such file or directory; "
+                        "did you mean scenarios/dumbbell.toml?\n")
+    r = lasthop_cli("run", "scenaros/home")  # a missing directory and a missing suffix
+    assert "did you mean scenarios/home.toml?" in r.stderr
+    # The core lists the valid values; lasthop picks the closest (difflib, ratio >= 0.6).
+    r = lasthop_cli("run", "--set", "flows.bulk.tcp.variant=cubci", "-q", "--no-report")
+    assert r.stderr.rstrip().endswith('valid: "newreno", "cubic", "bbr"; did you mean "cubic"?')
+    r = lasthop_cli("run", "--set", "flows.bulk.dst=reciever", "-q", "--no-report")
+    assert r.stderr.rstrip().endswith('did you mean "receiver"?')

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from lasthop import _core
@@ -130,10 +132,37 @@ def _element_names(text: str, file: str, path: str, head: str) -> list[str]:
     return []
 
 
+def did_you_mean_path(path: str | Path, max_entries: int = 10_000) -> str:
+    """``'; did you mean scenarios/dumbbell.toml?'`` for a path that does not exist when one close
+    to it does (each missing component replaced by the closest name in its directory), or ``''``."""
+    p = Path(path)
+    if p.exists():
+        return ""
+    cur = Path(p.anchor) if p.is_absolute() else Path()
+    changed = False
+    for part in p.parts[1:] if p.is_absolute() else p.parts:
+        if (cur / part).exists() or part in (".", ".."):
+            cur = cur / part
+            continue
+        try:
+            names = [e.name for _, e in zip(range(max_entries), os.scandir(cur))]
+        except OSError:
+            return ""
+        close = difflib.get_close_matches(part, names, n=1, cutoff=0.6)
+        if not close:
+            return ""
+        cur, changed = cur / close[0], True
+    return f"; did you mean {cur}?" if changed and cur.exists() else ""
+
+
 def _suggestions(problem: str, text: str, file: str) -> str:
     m = re.search(r"unknown (?:field|variant) `([^`]*)`, expected (?:one of )?(.*)$", problem)
     if m:
         return did_you_mean(m.group(1), re.findall(r"`([^`]+)`", m.group(2)), quote="`")
+    # The core's own checks: "... "cubci" is not known; valid: "newreno", ...", "unknown node "X"; known nodes: ..."
+    m = re.search(r'"([^"]*)" is not known; valid: (.*)$', problem) or re.search(r'unknown [\w /]+ "([^"]*)"; known[\w ]*: (.*)$', problem)
+    if m and "did you mean" not in problem:
+        return did_you_mean(m.group(1), re.findall(r'"([^"]+)"', m.group(2)))
     m = re.match(r"--set ([^=]+)=.*?: (\w+): no element named \"(.*)\"$", problem)
     if m:
         names = _element_names(text, file, m.group(1), m.group(2))

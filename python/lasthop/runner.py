@@ -8,12 +8,13 @@ stands still inside a step) or RunTimeout past the caller's wall-clock limit.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from lasthop import _core
-from lasthop.errors import RunTimeout, ScenarioError, SimulationError, did_you_mean, source_label
+from lasthop.errors import RunTimeout, ScenarioError, SimulationError, did_you_mean, did_you_mean_path, source_label
 from lasthop.files import check_output, safe_name
 from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
 from lasthop.scenario import Scenario
@@ -43,8 +44,21 @@ def as_scenario(scenario_or_path: Scenario | str | Path | None, **overrides: Any
     name = str(scenario_or_path)
     if _core.bundled_scenario(name) is not None:
         return Scenario.bundled(name, **overrides)
-    raise ScenarioError(f"{name}: no such file and no bundled scenario of that name{did_you_mean(name, _core.bundled_names())} "
+    hint = _did_you_mean_scenario(name)
+    raise ScenarioError(f"{name}: no such file and no bundled scenario of that name{hint} "
                         f"(bundled: {', '.join(_core.bundled_names())})")
+
+
+def _did_you_mean_scenario(name: str) -> str:
+    """For a name that is neither a file nor bundled: the file it misses a suffix of, a file close
+    to it (when it looks like a path), or the closest bundled name."""
+    with_suffix = f"{name}.toml"
+    if Path(with_suffix).is_file():
+        return f"; did you mean {with_suffix}?"
+    bundled = did_you_mean(name, _core.bundled_names())
+    if "/" in name or os.sep in name:
+        return did_you_mean_path(name) or did_you_mean_path(with_suffix) or bundled
+    return bundled or did_you_mean_path(name)
 
 
 def pcap_file_name(spec: str) -> str:

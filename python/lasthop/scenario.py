@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lasthop import _core
-from lasthop.errors import BUNDLED_PREFIX, ScenarioError, clarify, did_you_mean
+from lasthop.errors import BUNDLED_PREFIX, ScenarioError, clarify, did_you_mean, did_you_mean_path
 
 DEFAULT = "dumbbell"
 # A scenario file is a few kB; anything this large is not one (and /dev/zero never ends).
@@ -49,7 +49,8 @@ class Scenario:
             with open(p, "rb") as f:
                 data = f.read(MAX_SCENARIO_BYTES + 1)
         except OSError as e:
-            raise ScenarioError(f"{p}: cannot read the file: {e.strerror}") from None
+            hint = did_you_mean_path(p) if isinstance(e, FileNotFoundError) else ""
+            raise ScenarioError(f"{p}: cannot read the file: {e.strerror}{hint}") from None
         except ValueError as e:  # a NUL in the path
             raise ScenarioError(f"{p!r}: not a usable file name ({e})") from None
         if len(data) > MAX_SCENARIO_BYTES:
