@@ -43,6 +43,7 @@ from lasthop.files import SWEEP_FORMAT, check_output, replace_file
 from lasthop.pool import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S, LocalPool, TaskFailed
 from lasthop.results import flows_frame
 from lasthop.scenario import Scenario
+from lasthop.stats import t975
 
 pd = LazyModule("pandas")
 pa = LazyModule("pyarrow")
@@ -289,12 +290,6 @@ def run_sweep(
     return results
 
 
-def _t975(df: int) -> float:
-    from scipy.stats import t
-
-    return float(t.ppf(0.975, df))
-
-
 class SweepResults:
     """A sweep's dataset: ``flows`` (one row per run × flow) and ``intervals`` as DataFrames."""
 
@@ -356,7 +351,7 @@ class SweepResults:
         keys = [*(by if by is not None else self.params), "name"]
         g = self.flows.groupby(keys, sort=False)[metric]
         agg = g.agg(["mean", "std", "count"]).reset_index().rename(columns={"count": "n"})
-        agg["ci95"] = [s * _t975(n - 1) / math.sqrt(n) if n > 1 else float("nan") for s, n in zip(agg["std"], agg["n"])]
+        agg["ci95"] = [s * t975(n - 1) / math.sqrt(n) if n > 1 else float("nan") for s, n in zip(agg["std"], agg["n"])]
         return agg
 
     def __repr__(self) -> str:

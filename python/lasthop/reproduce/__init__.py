@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from lasthop.stats import t975
+
 COLUMNS = ["case", "metric", "paper", "paper_value", "ours", "ci95_low", "ci95_high", "n", "ratio", "verdict"]
 
 #: Worker processes for the runs of a reproduction: the project's machines have two cores.
@@ -128,12 +130,6 @@ def ca_increase_note(simulator: str) -> str:
 
 
 # ---------------------------------------------------------------- statistics
-
-
-def t975(df: int) -> float:
-    from lasthop.sweep import _t975
-
-    return _t975(df)
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
