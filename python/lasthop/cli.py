@@ -263,6 +263,9 @@ def sweep(
 
         sweep_report(directory)
     console.print(Text(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)"))
+    seeds_warning = res.seeds_warning()
+    if seeds_warning:
+        err.print(f"[yellow]warning:[/yellow] {escape(seeds_warning)}", highlight=False)
     if len(res.failed):
         console.print(Text(res.failed.drop(columns=["run_id"]).to_string(index=False)))
         raise typer.Exit(1)

@@ -32,6 +32,7 @@ import shutil
 import tempfile
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
@@ -55,10 +56,24 @@ _NUM_UNIT = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/
 # Bounds on a sweep's size, so that a typo cannot plan a billion runs or fork a thousand workers.
 MAX_RUNS = 100_000
 MAX_WORKERS = 256
+DASK_CONNECT_TIMEOUT_S = 20.0
 
 
 class SweepError(ValueError):
-    """A sweep definition that cannot be used (bad grid syntax, unknown path, ...)."""
+    """A sweep definition that cannot be used (bad grid syntax, unknown path, ...) or a sweep that
+    cannot go on (an unreachable scheduler, a worker pool that broke)."""
+
+
+class SweepFailed(RuntimeError):
+    """Raised by SweepResults.raise_if_failed: some runs of the sweep failed."""
+
+
+class RunsFailed(UserWarning):
+    """Some runs of a sweep failed (they are listed in SweepResults.failed)."""
+
+
+class SeedsWithoutEffect(UserWarning):
+    """Runs of different seeds gave identical results: the scenario has no active randomness."""
 
 
 def parse_grid(spec: str) -> tuple[str, list[str]]:
@@ -157,15 +172,71 @@ class Executor(Protocol):
     def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> cf.Future: ...
 
 
-def local_executor(workers: int | None) -> cf.Executor:
-    return cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+START_METHOD_ENV = "LASTHOP_START_METHOD"
+MAIN_GUARD_ADVICE = ('worker processes are started with "{method}", which imports your script again in each of them: '
+                     'put the code that calls lasthop.sweep() (or starts any other process pool) under '
+                     '`if __name__ == "__main__":`')
+
+
+def start_method() -> str:
+    """How local workers start: ``fork`` where the platform has it (Linux, macOS: workers do not
+    import the caller's script again, and the pool can limit their memory), else ``spawn``
+    (Windows); the environment variable LASTHOP_START_METHOD chooses (fork, spawn, forkserver)."""
+    import multiprocessing as mp
+
+    available = mp.get_all_start_methods()
+    chosen = os.environ.get(START_METHOD_ENV, "").strip()
+    if not chosen:
+        return "fork" if "fork" in available else "spawn"
+    if chosen not in available:
+        raise SweepError(f"{START_METHOD_ENV}={chosen!r}: not a start method of this platform; valid: {', '.join(available)}")
+    return chosen
+
+
+def _refuse_inside_a_worker_import() -> None:
+    """A spawned worker imports the caller's script again; a script that calls sweep() outside its
+    main guard would start a sweep from every worker. Stop that worker with the advice instead."""
+    import multiprocessing as mp
+
+    if getattr(mp.current_process(), "_inheriting", False):
+        raise SystemExit(f"error: lasthop.sweep() called while a worker process was starting: "
+                         f"{MAIN_GUARD_ADVICE.format(method=start_method())}")
+
+
+def _limit_address_space(memory: int | None) -> None:
+    """Initializer of spawned workers: the address-space limit LocalPool sets in forked ones."""
+    if memory is None:
+        return
+    try:
+        import resource
+    except ImportError:  # Windows: no RLIMIT_AS; runs are limited by time only
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (memory if hard == resource.RLIM_INFINITY else min(memory, hard), hard))
+
+
+def local_executor(workers: int | None, memory: int | None = None) -> cf.Executor:
+    """A concurrent.futures pool of `workers` processes started by :func:`start_method`."""
+    import multiprocessing as mp
+
+    return cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=mp.get_context(start_method()),
+                                  initializer=_limit_address_space, initargs=(memory,))
 
 
 def dask_executor(address: str):
-    """An executor on an existing Dask distributed cluster (``tcp://host:8786``)."""
-    from distributed import Client
-
-    client = Client(address, timeout="20s")
+    """An executor on an existing Dask distributed cluster (``tcp://host:8786``); SweepError, in one
+    line, when distributed is missing, the address is not one, or no scheduler answers there."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SweepError(f"--scheduler {address}: Dask distributed is not installed; pip install 'lasthop[cluster]'") from None
+    try:
+        client = Client(address, timeout=f"{DASK_CONNECT_TIMEOUT_S}s")
+    except ValueError as e:  # an unknown scheme, a malformed address
+        raise SweepError(f"--scheduler {address}: not a Dask scheduler address ({e}); e.g. tcp://host:8786") from None
+    except OSError as e:  # refused, unreachable, timed out (TimeoutError is an OSError)
+        raise SweepError(f"--scheduler {address}: no Dask scheduler answered ({e or type(e).__name__}); "
+                         "start one there (dask scheduler) or check the address and port") from None
     return client, client.get_executor()
 
 
@@ -233,6 +304,7 @@ def run_sweep(
     clock and, on local workers, `run_memory` bytes of address space (None: no limit); a run
     past either, or whose worker dies, is recorded in failed/ and the others go on. `out` must
     be missing, empty or a sweep directory (`force` to write into another directory)."""
+    _refuse_inside_a_worker_import()
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise SweepError(f"--workers {workers}: valid: 1 to {MAX_WORKERS}")
     if run_timeout_s is not None and not run_timeout_s > 0:
@@ -253,14 +325,16 @@ def run_sweep(
         "runs": [{"run_id": s.run_id, "params": dict(s.params), "seed": s.seed} for s in specs],
     }, indent=1) + "\n")
     prog = SweepProgress(total=len(specs), cached=len(specs) - len(todo))
+    client, owned = None, executor is None
+    if todo and executor is None:  # before the progress bar: an unreachable scheduler is only an error
+        if scheduler:
+            client, executor = dask_executor(scheduler)
+        else:
+            executor = (LocalPool(workers, timeout_s=run_timeout_s, memory=run_memory) if start_method() == "fork"
+                        else local_executor(workers, run_memory))
     if progress:
         progress(prog)
     if todo:
-        client, owned = None, executor is None
-        if executor is None and scheduler:
-            client, executor = dask_executor(scheduler)
-        elif executor is None:
-            executor = LocalPool(workers, timeout_s=run_timeout_s, memory=run_memory)
         task = functools.partial(_execute, wall_limit_s=run_timeout_s)
         try:
             futures = {executor.submit(task, scenario.text, scenario.file, {**scenario.overrides, **s.overrides}): s for s in todo}
@@ -269,6 +343,11 @@ def run_sweep(
                 try:
                     _write_run(out, spec, fut.result())
                     prog.done += 1
+                except cf.BrokenExecutor:  # concurrent.futures' pool lost a worker (LocalPool never breaks)
+                    raise SweepError(
+                        f"a worker process died and took its pool with it; the {prog.done} runs finished are kept and the "
+                        f"next invocation resumes. If this is a script: {MAIN_GUARD_ADVICE.format(method=start_method())}"
+                    ) from None
                 except Exception as e:  # a failed run is recorded, never dropped
                     _record_failure(out, spec, e)
                     prog.failed += 1
@@ -276,7 +355,7 @@ def run_sweep(
                     progress(prog)
         except BaseException:
             # Interrupted (Ctrl-C): stop the runs in flight instead of waiting for every queued one.
-            if owned and isinstance(executor, LocalPool):
+            if owned and isinstance(executor, (LocalPool, cf.ProcessPoolExecutor)):
                 executor.shutdown(wait=False, cancel_futures=True)
                 owned = False
             raise
@@ -354,6 +433,56 @@ class SweepResults:
         agg["ci95"] = [s * t975(n - 1) / math.sqrt(n) if n > 1 else float("nan") for s, n in zip(agg["std"], agg["n"])]
         return agg
 
+    def seeds_without_effect(self) -> list[dict[str, str]]:
+        """The grid points (parameter -> value) whose runs of two or more seeds gave identical
+        results for every flow: nothing random is active there (no loss, no random errors, no
+        random start), so their 95 % intervals have zero width and the extra seeds were wasted."""
+        if self.flows.empty:
+            return []
+        metrics = self.flows.drop(columns=[*self.params, "seed", "run_id"])
+        rows = pd.util.hash_pandas_object(metrics, index=False)  # NaN-safe, unlike tuples of floats
+        points = self.flows.groupby(self.params, sort=False) if self.params else [((), self.flows)]
+        found = []
+        for key, group in points:
+            by_seed = {seed: tuple(rows[idx]) for seed, idx in group.groupby("seed", sort=True).groups.items()}
+            if len(by_seed) >= 2 and len(set(by_seed.values())) == 1:
+                values = key if isinstance(key, tuple) else (key,)
+                found.append(dict(zip(self.params, (str(v) for v in values))))
+        return found
+
+    def seeds_warning(self) -> str | None:
+        """One line saying where the seeds changed nothing (see seeds_without_effect), or None."""
+        same = self.seeds_without_effect()
+        if not same:
+            return None
+        seeds = sorted(set(self.flows["seed"]))
+        n_points = len(self.flows.drop_duplicates(self.params)) if self.params else 1
+        if not self.params:
+            where = ""
+        elif len(same) == n_points:
+            where = " at every grid point"
+        else:
+            listed = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in same[:3]) + ("; ..." if len(same) > 3 else "")
+            where = f" at {len(same)} of {n_points} grid points ({listed})"
+        return (f"seeds {seeds[0]}..{seeds[-1]} gave identical results{where}: nothing random is active "
+                "(no loss, no random errors or start times), so the 95 % intervals have zero width and a single seed "
+                "gives the same answer")
+
+    def failed_warning(self) -> str | None:
+        """One line saying how many runs failed, or None."""
+        if self.failed.empty:
+            return None
+        total = len(self.failed) + self.flows["run_id"].nunique() if not self.flows.empty else len(self.failed)
+        return (f"{len(self.failed)} of {total} runs failed (SweepResults.failed lists them, {self.directory}/failed/ "
+                "keeps their errors); the next call retries them")
+
+    def raise_if_failed(self) -> "SweepResults":
+        """Raises SweepFailed if a run failed (so that a script exits non-zero), else returns self."""
+        message = self.failed_warning()
+        if message:
+            raise SweepFailed(message)
+        return self
+
     def __repr__(self) -> str:
         return f"<SweepResults {len(self.flows)} flow rows, params {self.params}, {len(self.failed)} failed>"
 
@@ -363,9 +492,13 @@ def sweep(scenario_or_path, grid: dict[str, Iterable[Any]] | list[str] | None = 
           run_timeout_s: float | None = DEFAULT_TIMEOUT_S, run_memory: int | None = DEFAULT_MEMORY,
           force: bool = False, **overrides: Any) -> SweepResults:
     """Python face of ``lasthop sweep``: ``grid`` maps dotted paths to values (or is a list of
-    ``path=spec`` strings with the CLI's range syntax). Limits and `force` as in run_sweep."""
+    ``path=spec`` strings with the CLI's range syntax). Limits and `force` as in run_sweep.
+    Failed runs and seeds that changed nothing are reported as warnings (RunsFailed,
+    SeedsWithoutEffect); ``sweep(...).raise_if_failed()`` makes a script exit non-zero instead.
+    Call it under ``if __name__ == "__main__":`` where workers start by spawn (Windows)."""
     from lasthop.runner import as_scenario
 
+    _refuse_inside_a_worker_import()
     sc = as_scenario(scenario_or_path, **overrides)
     if grid is None:
         grids = []
@@ -373,5 +506,9 @@ def sweep(scenario_or_path, grid: dict[str, Iterable[Any]] | list[str] | None = 
         grids = [(p, [str(v).lower() if isinstance(v, bool) else str(v) for v in vals]) for p, vals in grid.items()]
     else:
         grids = [parse_grid(g) for g in grid]
-    return run_sweep(sc, grids, seeds, out, workers=workers, scheduler=scheduler, run_timeout_s=run_timeout_s,
-                     run_memory=run_memory, force=force)
+    res = run_sweep(sc, grids, seeds, out, workers=workers, scheduler=scheduler, run_timeout_s=run_timeout_s,
+                    run_memory=run_memory, force=force)
+    for message, category in [(res.failed_warning(), RunsFailed), (res.seeds_warning(), SeedsWithoutEffect)]:
+        if message:
+            warnings.warn(message, category, stacklevel=2)
+    return res
