@@ -1,0 +1,355 @@
+"""The report of one run: report.html and figures/ in its results directory.
+
+Figures, each drawn once and all with the same time axis (0 to the simulated time):
+throughput at the receiver per flow, in one panel per group of flows of similar rate (a 20 Mb/s
+download beside a 50 kb/s game would flatten the game); one-way delay and jitter per flow (log
+axis when flows differ by more than 100x); the delay CDF; TCP windows of traced flows; queue
+lengths of traced queues that ever held a packet; the MAC counters of each WLAN. Long series are
+drawn as min/max envelopes (lasthop.report.envelope), so a one-hour run costs about what a
+three-minute one does. Tables: per flow and per WLAN member, numbers in engineering notation.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from lasthop._lazy import LazyModule
+from lasthop.files import directory_kind
+from lasthop.errors import OutputError
+from lasthop.report import draw, page
+from lasthop.report.draw import eng
+from lasthop.results import Results
+
+pa = LazyModule("pyarrow")
+pq = LazyModule("pyarrow.parquet")
+
+# Flows whose peak throughput is below 1/RATE_GROUP of the fastest flow of a panel start a new
+# panel; at most MAX_RATE_PANELS panels (the slowest groups share the last one).
+RATE_GROUP = 10.0
+MAX_RATE_PANELS = 4
+# Queues that never held this many packets are named in the caption, not drawn: at one or two
+# packets a queue flickers between states faster than a panel can show, a block of colour.
+QUEUE_SHOWN = 4
+
+ReportProgress = Callable[[int, int, str], None]
+
+
+class RunData:
+    """What a run report reads: the summary and columns of its tables, from the Results in
+    memory (right after a run) or from the directory's Parquet files (only the columns drawn,
+    so a long run's traces are not loaded whole)."""
+
+    def __init__(self, directory: Path, results: Results | None = None):
+        self.directory = directory
+        if results is not None:
+            self.summary = results.summary
+            self._tables = results._tables  # the run's Arrow tables, shared, not copied
+            self.trace_names = results.traces
+            self._files: dict[str, Path] = {}
+            return
+        if directory_kind(directory) != "run":
+            raise OutputError(f"{directory}: not a lasthop run results directory (no summary.json written by lasthop run)")
+        self.summary = json.loads((directory / "summary.json").read_text())
+        self._tables = {}
+        index_file = directory / "traces" / "index.json"
+        if index_file.exists():
+            index = json.loads(index_file.read_text())
+        else:  # written before the index existed
+            index = {p.stem: p.stem for p in sorted((directory / "traces").glob("*.parquet"))}
+        self._files = {name: directory / "traces" / f"{stem}.parquet" for stem, name in index.items()}
+        self._files["intervals"] = directory / "intervals.parquet"
+        self.trace_names = [n for n in index.values()]
+
+    def columns(self, name: str, columns: list[str]) -> dict[str, np.ndarray]:
+        if name in self._tables:
+            t = self._tables[name].select(columns)
+        else:
+            t = pq.ParquetFile(self._files[name]).read(columns=columns)  # not read_table: it imports pandas
+        return {c: _numpy(t.column(c)) for c in columns}
+
+
+_NUMPY_TYPES = {"double": "<f8", "float": "<f4", "uint64": "<u8", "int64": "<i8", "uint32": "<u4", "int32": "<i4",
+                "uint16": "<u2", "int16": "<i2", "uint8": "u1", "int8": "i1"}
+
+
+def _numpy(column) -> np.ndarray:
+    """An Arrow column as numpy, nulls as NaN, without pandas (pyarrow's own to_numpy imports
+    it: half a second that `lasthop report` need not pay); strings through their dictionary."""
+    arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        encoded = arr.dictionary_encode()
+        names = np.array(encoded.dictionary.to_pylist(), dtype=object)
+        return names[_numpy(encoded.indices)]
+    dtype = np.dtype(_NUMPY_TYPES[str(arr.type)])
+    validity, data = arr.buffers()[:2]
+    n = len(arr)
+    values = np.frombuffer(data, dtype=dtype, count=n, offset=arr.offset * dtype.itemsize) if n else np.empty(0, dtype)
+    if arr.null_count:
+        bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[arr.offset:arr.offset + n]
+        values = np.where(bits.astype(bool), values, np.nan)
+    return values
+
+
+def _title(s: dict, what: str) -> tuple[str, int]:
+    params = s.get("overrides") or {}
+    key = ", ".join(f"{k}={v}" for k, v in params.items() if k != "simulation.seed")
+    return draw.title_lines(what, f"{s.get('scenario_name', 'run')} (seed {s.get('seed')})", key)
+
+
+def rate_groups(peaks: dict[str, float]) -> list[list[str]]:
+    """Flows grouped by peak rate, fastest first: a flow joins the current group unless its peak
+    is below 1/RATE_GROUP of the group's first; at most MAX_RATE_PANELS groups."""
+    order = sorted(peaks, key=lambda n: -peaks[n])
+    groups: list[list[str]] = []
+    for n in order:
+        if groups and (peaks[n] * RATE_GROUP >= peaks[groups[-1][0]] or len(groups) == MAX_RATE_PANELS):
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return groups
+
+
+class _RunFigures:
+    def __init__(self, data: RunData, figs: draw.Figures):
+        self.data = data
+        self.s = data.summary
+        self.figs = figs
+        self.t_end = float(self.s["simulated_s"])
+        iv = data.columns("intervals", ["flow", "t_start_s", "throughput_rx_bps", "delay_mean_ms", "jitter_mean_ms"])
+        flow_col = iv.pop("flow").astype(str)
+        self.flows = list(dict.fromkeys(flow_col))
+        self.colors = draw.flow_colors(self.flows)
+        self.iv = {f: {k: v[flow_col == f] for k, v in iv.items()} for f in self.flows}
+
+    def _xaxis(self, panels: draw.Panels) -> None:
+        panels.axes[0].set_xlim(0, self.t_end)
+        panels.axes[-1].set_xlabel("time (s)")
+
+    def throughput(self) -> None:
+        peaks = {f: float(np.nanmax(d["throughput_rx_bps"], initial=0.0)) for f, d in self.iv.items()}
+        groups = rate_groups(peaks)
+        title, lines = _title(self.s, "throughput at the receiver per flow")
+        p = draw.Panels([draw.panel_height(len(g)) for g in groups], title, lines)
+        dense = False
+        for ax, group in zip(p.axes, groups):
+            for f in group:
+                d = self.iv[f]
+                dense |= draw.series(ax, d["t_start_s"], d["throughput_rx_bps"], self.t_end, self.colors[f], f)
+            ax.set_ylim(bottom=0)
+            draw.eng_axis(ax.yaxis, "b/s")
+            draw.legend_outside(ax)
+        p.axes[len(p.axes) // 2].set_ylabel("throughput at receiver")
+        self._xaxis(p)
+        caption = "throughput at the receiver per interval"
+        if len(groups) > 1:
+            caption += f"; flows whose peak rates differ by more than {RATE_GROUP:g}x are in separate panels"
+        self.figs.add(p.fig, "throughput", caption + (_BAND if dense else ""))
+
+    def delay_jitter(self) -> bool:
+        with_delay = [f for f in self.flows if np.isfinite(self.iv[f]["delay_mean_ms"]).any()]
+        if not with_delay:
+            return False
+        title, lines = _title(self.s, "one-way delay and jitter over time")
+        p = draw.Panels([draw.panel_height(len(with_delay)), draw.PANEL], title, lines)
+        logs, dense = [], False
+        for ax, column, what in [(p.axes[0], "delay_mean_ms", "one-way delay\n(interval mean)"),
+                                 (p.axes[1], "jitter_mean_ms", "mean |IPDV|\n(RFC 3393)")]:
+            log = draw.wide(np.concatenate([self.iv[f][column] for f in with_delay]))
+            if log:
+                ax.set_yscale("log")
+                logs.append(what.split("\n")[0])
+            for f in with_delay:
+                dense |= draw.series(ax, self.iv[f]["t_start_s"], self.iv[f][column] / 1e3, self.t_end, self.colors[f], f,
+                                     log=log)
+            draw.eng_axis(ax.yaxis, "s")
+            ax.set_ylabel(what)
+        draw.legend_outside(p.axes[0])
+        self._xaxis(p)
+        caption = "one-way delay (mean of each interval) and jitter (mean |IPDV| of each interval)"
+        if logs:
+            caption += f"; log axis for {' and '.join(logs)} (flows at very different scales; intervals at 0 are not drawn)"
+        self.figs.add(p.fig, "delay", caption + (_BAND if dense else ""))
+        return True
+
+    def delay_cdf(self) -> bool:
+        if "delay_cdf" not in self.data.trace_names:
+            return False
+        cdf = self.data.columns("delay_cdf", ["flow", "quantile", "delay_ms"])
+        names = cdf["flow"].astype(str)
+        title, lines = _title(self.s, "one-way delay CDF")
+        p = draw.Panels([draw.panel_height(len(set(names))) + 0.8], title, lines, sharex=False)
+        ax = p.axes[0]
+        for f in dict.fromkeys(names):
+            m = names == f
+            ax.plot(cdf["delay_ms"][m] / 1e3, cdf["quantile"][m], color=self.colors.get(f), label=draw.label(f))
+        log = draw.wide(cdf["delay_ms"])
+        if log:
+            ax.set_xscale("log")
+        draw.eng_axis(ax.xaxis, "s")
+        ax.set_xlabel("one-way delay")
+        ax.set_ylabel("fraction of packets")
+        ax.set_ylim(0, 1.0)
+        draw.legend_outside(ax)
+        self.figs.add(p.fig, "delay_cdf", "one-way delay CDF per flow" + ("; log axis (flows at very different scales)" if log else ""))
+        return True
+
+    def tcp(self) -> bool:
+        names = [t for t in self.data.trace_names if t.startswith("tcp/") and not t.endswith("/receiver")]
+        traces = [(t, self.data.columns(t, ["time_s", "cwnd_bytes", "ssthresh_bytes", "peer_window_bytes"])) for t in names]
+        traces = [(t, tr) for t, tr in traces if len(tr["time_s"])]
+        if not traces:
+            return False
+        title, lines = _title(self.s, "TCP windows")
+        p = draw.Panels([draw.panel_height(3)] * len(traces), title, lines)
+        dense = False
+        for ax, (t, tr) in zip(p.axes, traces):
+            for column, what, color in [("cwnd_bytes", "cwnd", "tab:blue"), ("ssthresh_bytes", "ssthresh", "tab:orange"),
+                                        ("peer_window_bytes", "advertised window", "tab:green")]:
+                dense |= draw.series(ax, tr["time_s"], tr[column], self.t_end, color, what, step=True)
+            ax.set_ylim(bottom=0)
+            draw.eng_axis(ax.yaxis, "B")
+            ax.set_ylabel("window")
+            draw.legend_outside(ax, title=draw.label(f"flow {t[4:]}"))
+        self._xaxis(p)
+        flows = ", ".join(t[4:] for t, _ in traces)
+        self.figs.add(p.fig, "tcp", f"cwnd, ssthresh and the advertised window seen by the sender, per traced TCP flow ({flows})"
+                      + (_BAND if dense else ""))
+        return True
+
+    def queues(self) -> bool:
+        names = [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/"))]
+        shown, small, dense = [], [], False
+        for t in names:
+            tr = self.data.columns(t, ["time_s", "packets"])
+            peak = int(tr["packets"].max()) if len(tr["packets"]) else 0
+            (shown if peak >= QUEUE_SHOWN else small).append((t, tr, peak))
+        if not shown:
+            return False
+        title, lines = _title(self.s, "queue lengths")
+        p = draw.Panels([draw.PANEL * 0.8] * len(shown), title, lines)
+        for ax, (t, tr, _) in zip(p.axes, shown):
+            dense |= draw.series(ax, tr["time_s"], tr["packets"].astype(np.float64), self.t_end, "tab:blue", "packets", step=True)
+            ax.set_ylim(bottom=0)
+            draw.integer_axis(ax.yaxis)
+            ax.text(1.01, 0.5, draw.label(t), transform=ax.transAxes, fontsize=8, va="center", ha="left")
+        p.axes[len(p.axes) // 2].set_ylabel("queue length (packets)")
+        self._xaxis(p)
+        caption = "queue occupancy in packets of each traced queue"
+        if small:
+            caption += (f"; not drawn, never above {QUEUE_SHOWN - 1} packets: "
+                        + ", ".join(f"{t} (at most {peak})" for t, _, peak in small))
+        self.figs.add(p.fig, "queues", caption + (_BAND if dense else ""))
+        return True
+
+    def mac(self, wlan: dict) -> None:
+        members = wlan.get("members") or []
+        counters = [(k, what, color) for k, what, color in MAC_COUNTERS if k == "drops" or all(k in m for m in members)]
+        nodes = [m["node"] for m in members]
+        bar = 0.8 / len(counters)
+        what = f"802.11 MAC counters of WLAN {wlan['name']}"
+        title, lines = _title(self.s, what)
+        p = draw.Panels([max(draw.PANEL, 0.11 * len(nodes) * len(counters))], title, lines, sharex=False)
+        ax = p.axes[0]
+        y = np.arange(len(nodes))
+        top = max([_mac_value(m, k) for m in members for k, _, _ in counters], default=0.0)
+        for i, (k, name, color) in enumerate(counters):
+            v = np.array([_mac_value(m, k) for m in members])
+            ys = y - 0.4 + bar * (i + 0.5)
+            ax.barh(ys, v, height=bar * 0.9, color=color, label=name)
+            for yi, vi in zip(ys, v):
+                ax.text(vi + top * 0.01, yi, _count(vi), va="center", fontsize=6.5)
+        ax.set_yticks(y, [draw.label(n) for n in nodes])
+        ax.invert_yaxis()
+        ax.set_xlim(0, max(top, 1.0) * 1.12)
+        ax.grid(False)
+        ax.grid(axis="x", alpha=0.3)
+        draw.eng_axis(ax.xaxis, "")
+        ax.set_xlabel("frames")
+        draw.legend_outside(ax)
+        busy = wlan.get("busy_share")
+        caption = (f"{what}: per member, frames attempted, retried, lost in collisions, received in error and dropped "
+                   f"(queue full + retry limit); {_count(wlan.get('exchanges'))} exchanges, {_count(wlan.get('collisions'))} collided"
+                   + (f", channel busy {100 * busy:.1f} % of the time" if busy is not None else ""))
+        self.figs.add(p.fig, f"mac_{wlan['name']}", caption)
+
+
+def _count(v) -> str:
+    """A count written out, with thin spaces between thousands: 72 690."""
+    return "–" if v is None else f"{int(v):,}".replace(",", "\u2009")
+
+
+_BAND = "; long series: the line is the mean of each of the figure's time slices, the band its minimum to maximum"
+
+MAC_COUNTERS = [("attempts", "attempts", "tab:blue"), ("retries", "retries", "tab:orange"), ("collisions", "collisions", "tab:purple"),
+                ("frame_errors", "frame errors", "tab:brown"), ("drops", "drops (queue + retry limit)", "tab:red")]
+
+
+def _mac_value(member: dict, key: str) -> float:
+    if key == "drops":
+        return float(member.get("queue_drops", 0) + member.get("retry_drops", 0))
+    return float(member[key])
+
+
+def _flow_table(s: dict) -> str:
+    cols = ["flow", "proto", "goodput", "rx throughput", "sent", "received", "lost", "loss", "delay mean", "delay p99",
+            "jitter mean", "jitter p99"]
+    rows = []
+    for f in s["flows"]:
+        d, j = f.get("delay_ms") or {}, f.get("jitter_ms") or {}
+        ms = lambda v: None if v is None else v / 1e3  # noqa: E731
+        loss = f.get("loss_ratio")
+        rows.append([f["name"], f.get("transport", ""), eng(f.get("goodput_bps"), "b/s"), eng(f.get("throughput_rx_bps"), "b/s"),
+                     f"{f.get('sent_packets', 0)}", f"{f.get('received_packets', 0)}", f"{f.get('lost_packets', 0)}",
+                     "–" if loss is None else f"{100 * loss:.3g} %", eng(ms(d.get("mean")), "s"), eng(ms(d.get("p99")), "s"),
+                     eng(ms(j.get("mean")), "s"), eng(ms(j.get("p99")), "s")])
+    return page.table(cols, rows, numeric_from=2)
+
+
+def _wlan_tables(s: dict) -> str:
+    out = []
+    for w in s.get("wlans") or []:
+        members = w.get("members") or []
+        if not members:
+            continue
+        keys = [k for k in members[0] if k != "node"]
+        rows = [[m["node"], *(f"{m.get(k)}" for k in keys)] for m in members]
+        out.append(f"<p>WLAN {html.escape(w['name'])}</p>" + page.table(["node", *(k.replace("_", " ") for k in keys)], rows))
+    for c in s.get("wcdma") or []:
+        keys = [k for k in c if k != "name"]
+        out.append(f"<p>W-CDMA {html.escape(str(c['name']))}</p>" + page.table([k.replace("_", " ") for k in keys],
+                                                                              [[f"{c[k]}" for k in keys]], numeric_from=0))
+    return "\n".join(out)
+
+
+def run_report(directory: str | Path, results: Results | None = None, progress: ReportProgress | None = None) -> Path:
+    """report.html and figures/ for a `lasthop run` results directory; `results` (the run just
+    written there) saves reading it back. `progress(done, total, what)` after each figure."""
+    d = Path(directory)
+    data = RunData(d, results)
+    s = data.summary
+    wlans = [w for w in s.get("wlans") or [] if w.get("members")]
+    has_tcp = any(t.startswith("tcp/") and not t.endswith("/receiver") for t in data.trace_names)
+    has_queue = any(t.startswith(("queue/", "wlan/")) for t in data.trace_names)
+    expected = 3 + has_tcp + has_queue + len(wlans)
+    figs = draw.Figures(d, progress, expected)
+    rf = _RunFigures(data, figs)
+    if rf.flows:
+        rf.throughput()
+        rf.delay_jitter()
+    rf.delay_cdf()
+    rf.tcp()
+    rf.queues()
+    for w in wlans:
+        rf.mac(w)
+    intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
+             f"{s['simulated_s']:g} s simulated, {s['events_processed']} events.")
+    tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
+    out = d / "report.html"
+    out.write_text(page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, figs.items, tables))
+    return out
+

@@ -1,0 +1,196 @@
+"""The report of a sweep: each metric against the first swept parameter, mean ± 95 % CI across
+seeds, one line per flow, one panel per value of the second parameter (further parameters add
+lines, named in the legend). Legends sit beside the panels, never on the data; the x axis
+carries the parameter's name and unit, with integer ticks for integer parameters.
+
+Swept values are read as numbers only when every value is a number with the same unit
+("10Mbps,20Mbps", "1..4"); otherwise ("500kbps,1Mbps", "false,true") they are categories in the
+grid's order, so no value is placed by a misread unit.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from matplotlib.ticker import FixedLocator, MaxNLocator, PercentFormatter
+
+from lasthop.report import draw, page
+from lasthop.report.run import ReportProgress
+
+# (column of flows.parquet, what, unit, scale from the column's unit to the axis unit)
+METRICS = [("goodput_bps", "goodput", "b/s", 1.0), ("delay_ms_p99", "one-way delay p99", "s", 1e-3),
+           ("jitter_ms_mean", "mean |IPDV|", "s", 1e-3), ("loss_ratio", "loss", "%", 100.0)]
+
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s.+-][^\s]*)?\s*$")
+FACET_COLUMNS = 3
+FACET_HEIGHT = 2.1
+
+
+@dataclass
+class Axis:
+    """How a swept parameter's values are placed on an axis."""
+
+    path: str
+    values: list[str]               # in the grid's order
+    positions: dict[str, float]     # value -> x
+    unit: str
+    numeric: bool
+    integer: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.path} ({self.unit})" if self.unit else self.path
+
+    def describe(self, value: str) -> str:
+        return f"{self.path} = {value}"
+
+
+def parameter_axis(path: str, values: list[str]) -> Axis:
+    """Numbers when every value is a number with one common unit, else categories in order."""
+    parsed = [_NUMBER.match(v) for v in values]
+    units = {m.group(2) or "" for m in parsed if m}
+    if values and all(parsed) and len(units) == 1:
+        nums = [float(m.group(1)) for m in parsed]
+        return Axis(path, values, dict(zip(values, nums)), units.pop(), True, all(x == int(x) for x in nums))
+    return Axis(path, values, {v: float(i) for i, v in enumerate(values)}, "", False, True)
+
+
+def _grid_values(meta: dict, flows, path: str) -> list[str]:
+    for g in meta.get("grids", []):
+        if g["path"] == path:
+            return [str(v) for v in g["values"]]
+    return [str(v) for v in dict.fromkeys(flows[path].astype(str))]
+
+
+def _metric_figure(res, meta: dict, column: str, what: str, unit: str, scale: float, x: Axis, facet: Axis | None,
+                   extra: list[str]) -> tuple:
+    agg = res.aggregate(column, by=res.params)
+    for p in res.params:
+        agg[p] = agg[p].astype(str)
+    facets = facet.values if facet else [None]
+    ncols = min(len(facets), FACET_COLUMNS)
+    nrows = math.ceil(len(facets) / ncols)
+    flows = list(dict.fromkeys(agg["name"]))
+    colors = draw.flow_colors(flows)
+    lines_keys = list(dict.fromkeys(zip(*(agg[c] for c in ["name", *extra])))) if len(agg) else []
+    height = max(FACET_HEIGHT, draw.LEGEND_ROW * len(lines_keys) + 0.4) if nrows == 1 else FACET_HEIGHT
+    title, title_lines = draw.title_lines(
+        f"{what} vs {x.path}", str(meta.get("scenario_name", "sweep")),
+        f"mean ± 95 % CI over {meta['seeds']} seed(s), base seed {meta['base_seed']}")
+    top = draw.TOP_ONE_LINE + draw.TOP_LINE * (title_lines - 1) + (0.25 if facet else 0)
+    facet_gap = 0.45 if facet else 0.0
+    total = top + draw.BOTTOM + 0.1 + nrows * height + (nrows - 1) * (facet_gap + 0.25)
+    fig = draw.Figure(figsize=(draw.WIDTH, total))
+    plot_w = draw.WIDTH - draw.LEFT - draw.RIGHT
+    col_gap = 0.25
+    w = (plot_w - col_gap * (ncols - 1)) / ncols
+    axes = []
+    for i, fv in enumerate(facets):
+        r, c = divmod(i, ncols)
+        y0 = total - top - (r + 1) * height - r * (facet_gap + 0.25)
+        ax = fig.add_axes(((draw.LEFT + c * (w + col_gap)) / draw.WIDTH, y0 / total, w / draw.WIDTH, height / total),
+                          sharey=axes[0] if axes else None)
+        axes.append(ax)
+        ax.grid(alpha=0.3)
+        sub = agg if fv is None else agg[agg[facet.path] == fv]
+        for key in lines_keys:
+            m = (sub["name"] == key[0])
+            for col, val in zip(extra, key[1:]):
+                m &= sub[col] == val
+            s = sub[m]
+            if s.empty:
+                continue
+            s = s.assign(_x=[x.positions[v] for v in s[x.path]]).sort_values("_x")
+            label = draw.label(", ".join([key[0], *(f"{col} = {val}" for col, val in zip(extra, key[1:]))]))
+            ci = s["ci95"].to_numpy(dtype=float) * scale
+            ax.errorbar(s["_x"], s["mean"] * scale, yerr=np.where(np.isnan(ci), 0.0, ci), marker="o", markersize=4,
+                        capsize=3, linewidth=1.2, color=colors[key[0]], label=label)
+        if fv is not None:
+            ax.set_title(draw.label(facet.describe(fv)), fontsize=9)
+        _x_ticks(ax, x)
+        if c == 0:
+            ax.set_ylabel(what)
+        else:
+            ax.tick_params(labelleft=False)
+        if r == nrows - 1 or i + ncols >= len(facets):
+            ax.set_xlabel(draw.label(x.name), fontsize=9)
+    log = draw.wide(agg["mean"].to_numpy(dtype=float))
+    if log:  # flows at very different scales (a download beside a voice call)
+        axes[0].set_yscale("log")
+    else:
+        axes[0].set_ylim(bottom=0)
+    _y_axis(axes[0], unit)
+    legend_ax = axes[ncols - 1]
+    handles, labels = [], []
+    for ax in axes:  # every line once, even if the right-hand panel lacks some
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    legend_ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
+                     title="flow" + "".join(f", {e}" for e in extra), title_fontsize=8, alignment="left")
+    fig.suptitle(title, x=(draw.LEFT + plot_w / 2) / draw.WIDTH, y=1 - 0.08 / total, va="top", fontsize=11)
+    caption = f"{what} against {x.name}, mean ± 95 % CI across seeds (Student t), one line per flow"
+    if facet:
+        caption += f"; one panel per value of {facet.name}"
+    if log:
+        caption += "; log axis (flows at very different scales)"
+    return fig, caption
+
+
+def _x_ticks(ax, x: Axis) -> None:
+    pos = [x.positions[v] for v in x.values]
+    if not x.numeric:
+        ax.xaxis.set_major_locator(FixedLocator(pos))
+        ax.set_xticks(pos, [draw.label(v) for v in x.values])
+        ax.set_xlim(-0.5, len(pos) - 0.5)
+    elif x.integer and len(pos) <= 12:
+        ax.set_xticks(pos, [f"{int(p)}" for p in pos])
+    elif x.integer:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if x.numeric and len(pos) > 1:
+        span = max(pos) - min(pos)
+        ax.set_xlim(min(pos) - 0.06 * span, max(pos) + 0.06 * span)
+
+
+def _y_axis(ax, unit: str) -> None:
+    if unit == "%":
+        ax.yaxis.set_major_formatter(PercentFormatter(xmax=100))
+    else:
+        draw.eng_axis(ax.yaxis, unit)
+
+
+def sweep_report(directory: str | Path, progress: ReportProgress | None = None) -> Path:
+    """report.html and figures/ for a sweep directory; `progress(done, total, what)` after each
+    figure."""
+    from lasthop.sweep import SweepResults
+
+    d = Path(directory)
+    res = SweepResults.load(d)
+    meta = json.loads((d / "sweep.json").read_text())
+    metrics = [m for m in METRICS if not res.flows.empty and m[0] in res.flows] if res.params else []
+    figs = draw.Figures(d, progress, len(metrics))
+    name = meta.get("scenario_name", "sweep")
+    if metrics:
+        x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
+        facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
+        for column, what, unit, scale in metrics:
+            fig, caption = _metric_figure(res, meta, column, what, unit, scale, x, facet, res.params[2:])
+            figs.add(fig, f"sweep_{column}", caption)
+    grids = ", ".join(f"{g['path']} ∈ {{{', '.join(g['values'])}}}" for g in meta["grids"]) or "no grid"
+    intro = html.escape(f"{meta['scenario_file']}: {grids}; {meta['seeds']} seed(s); {len(res.flows)} flow rows; "
+                        f"{len(res.failed)} failed runs.")
+    table = ""
+    if len(res.failed):
+        cols = list(res.failed.columns)
+        table = page.section("Failed runs", page.table(cols, [[str(v) for v in r] for r in res.failed.itertuples(index=False)],
+                                                       numeric_from=len(cols)))
+    out = d / "report.html"
+    out.write_text(page.page(f"lasthop sweep — {name}", intro, figs.items, table))
+    return out
