@@ -17,7 +17,7 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -55,30 +55,54 @@ def _parse_sets(sets: List[str]) -> dict[str, str]:
     return out
 
 
-class _LazyProgress:
-    """A progress bar that appears only once a run has taken more than a second."""
+class _SinceColumn(ProgressColumn):
+    """Time since the command started (rich's elapsed column restarts with each phase)."""
 
-    def __init__(self) -> None:
-        self.t0 = time.perf_counter()
+    def __init__(self, t0: float) -> None:
+        super().__init__()
+        self.t0 = t0
+
+    def render(self, task) -> Text:
+        s = int(time.perf_counter() - self.t0)
+        return Text(f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}", style="progress.elapsed")
+
+
+class _LazyProgress:
+    """One progress bar for a whole command (simulating, writing the results, drawing the
+    report), shown once the command has taken more than a second: short runs print nothing
+    more. The bar and the estimate of time left are per phase (simulated seconds, figures);
+    the elapsed time is the command's."""
+
+    def __init__(self, t0: float | None = None) -> None:
+        self.t0 = time.perf_counter() if t0 is None else t0
         self.bar: Progress | None = None
         self.task = None
+        self.phase: str | None = None
 
-    def __call__(self, now: float, end: float) -> None:
+    def __call__(self, now: float, end: float) -> None:  # the runner's progress(now_s, end_s)
+        if now < end:
+            self.update("simulating", now, end, f"{now:.1f}/{end:.1f} s simulated")
+        else:  # the last step: the engine hands over its tables
+            self.update("collecting results", 0, None, f"{end:.1f} s simulated")
+
+    def writing(self) -> None:
+        self.update("writing results", 0, None, "")
+
+    def report(self, done: int, total: int, what: str) -> None:  # the report's progress(done, total, what)
+        self.update(what, done, total, f"figure {done}/{total}")
+
+    def update(self, phase: str, completed: float, total: float | None, detail: str) -> None:
         if self.bar is None:
-            if time.perf_counter() - self.t0 < 1.0 or now >= end:
+            if time.perf_counter() - self.t0 < 1.0:
                 return
-            self.bar = Progress(
-                TextColumn("simulating"),
-                BarColumn(),
-                TextColumn("{task.completed:.1f}/{task.total:.1f} s"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=err,
-                transient=True,
-            )
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
+                                _SinceColumn(self.t0), TimeRemainingColumn(), console=err, transient=True)
             self.bar.start()
-            self.task = self.bar.add_task("run", total=end)
-        self.bar.update(self.task, completed=now)
+            self.task = self.bar.add_task(phase, total=total, detail=detail)
+        if phase != self.phase:  # a new phase: its own bar and estimate
+            self.bar.reset(self.task, total=total, completed=completed, description=phase, detail=detail)
+            self.phase = phase
+        self.bar.update(self.task, completed=completed, detail=detail)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -156,9 +180,10 @@ def run(
         check_output(directory, "run", force)  # before the run, not after it
         try:
             res = run_scenario(sc, progress=progress, pcap=pcap)
+            progress.writing()
+            res.write(directory, force=force, report=report, progress=progress.report)
         finally:
             progress.close()
-        res.write(directory, force=force, report=report)
     except USER_ERRORS as e:
         raise _error(e)
     if json_out:  # the file itself, so that stdout and summary.json never differ
@@ -223,6 +248,7 @@ def sweep(
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop sweep directory."),
 ) -> None:
     """Run the cartesian product of the grids × seeds; cached and resumable."""
+    started = time.perf_counter()
     from lasthop.pool import parse_memory
     from lasthop.sweep import SweepError, parse_grid, run_sweep
 
@@ -261,7 +287,11 @@ def sweep(
     if report:
         from lasthop.report import sweep_report
 
-        sweep_report(directory)
+        report_progress = _LazyProgress(started)
+        try:
+            sweep_report(directory, progress=report_progress.report)
+        finally:
+            report_progress.close()
     console.print(Text(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)"))
     seeds_warning = res.seeds_warning()
     if seeds_warning:
@@ -277,11 +307,15 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
     from lasthop.report import run_report, sweep_report
 
     kind = directory_kind(directory)
-    if kind == "sweep":
-        path = sweep_report(directory)
-    elif kind == "run":
-        path = run_report(directory)
-    else:
+    progress = _LazyProgress()
+    try:
+        if kind == "sweep":
+            path = sweep_report(directory, progress=progress.report)
+        elif kind == "run":
+            path = run_report(directory, progress=progress.report)
+    finally:
+        progress.close()
+    if kind not in ("sweep", "run"):
         raise _error(f"{directory}: not a lasthop results directory: neither summary.json (a run) nor sweep.json (a sweep) "
                      "written by lasthop is there")
     console.print(Text(f"report: {path}"))

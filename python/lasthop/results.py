@@ -97,16 +97,17 @@ class Results:
                 return f
         raise KeyError(f"no flow {name!r}; flows: {', '.join(f['name'] for f in self.summary['flows'])}")
 
-    def write(self, directory: str | Path, *, force: bool = False, report: bool = False) -> Path:
+    def write(self, directory: str | Path, *, force: bool = False, report: bool = False, progress=None) -> Path:
         """Writes the results directory (and, with `report`, report.html and figures/ in it)
-        atomically; see lasthop.files for where lasthop agrees to write and what `force` does."""
+        atomically; see lasthop.files for where lasthop agrees to write and what `force` does.
+        `progress(done, total, what)` is called as the report's figures are drawn."""
 
         def fill(d: Path) -> None:
             self._write_files(d)
             if report:
                 from lasthop.report import run_report
 
-                run_report(d)
+                run_report(d, results=self, progress=progress)
 
         d = write_atomically(directory, "run", fill, force=force)
         self.directory = d
