@@ -10,13 +10,17 @@
 //! - [`wire`]    real IPv4/TCP/UDP header bytes with checksums (pcap now, the emulator later)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
 
+pub mod cellular;
+pub mod hop;
 pub mod mechanisms;
 pub mod metrics;
 pub mod packet;
 pub mod rng;
 pub mod time;
 pub mod units;
+pub mod wifi;
 pub mod wire;
+pub mod wired;
 
 pub use time::{Duration, Time};
 pub use units::{BitRate, Bytes, QueueLimit};

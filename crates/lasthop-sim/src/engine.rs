@@ -15,10 +15,8 @@ pub enum End {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A channel finished serializing the packet in service.
-    TxEnd { chan: u32 },
-    /// A packet reaches the far end of a channel.
-    Arrive { chan: u32, pkt: u32 },
+    /// A link model asked to be polled now with `token` (see `lasthop_core::hop`).
+    HopWake { hop: u32, token: u64 },
     FlowStart { flow: u32 },
     FlowStop { flow: u32 },
     /// The application of a flow sends its next packet or message.
@@ -26,16 +24,8 @@ pub enum Event {
     /// The receiving application of a TCP flow reads.
     AppRead { flow: u32 },
     TcpTimer { flow: u32, end: End },
-    /// A WLAN's next transmission starts (stale if `gen` is not the WLAN's current one).
-    WlanDecide { wlan: u32, gen: u32 },
-    /// A packet reaches `node` from `from` over a wireless hop.
+    /// A packet reaches `node` from its neighbour `from` over a hop.
     NodeArrive { node: u32, from: u32, pkt: u32 },
-    /// A TTI boundary of an RLC entity (W-CDMA direction).
-    RlcTti { rlc: u32 },
-    /// The PDUs of TTI `tti` reach the RLC receiver.
-    RlcArrive { rlc: u32, tti: u64 },
-    /// An RLC receiver deadline (waiting timeout, discard notice).
-    RlcRx { rlc: u32 },
     /// A Snoop agent's local retransmission timer.
     SnoopTimer { snoop: u32 },
     /// A host's CPU finished the application work in service (stale unless `generation`

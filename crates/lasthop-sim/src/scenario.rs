@@ -1353,10 +1353,10 @@ impl Scenario {
             p.push(format!("{wid}: the name is already used by a link or WLAN"));
         }
         let std = match w.standard {
-            WifiStandard::B => crate::wifi::phy::Standard::B,
-            WifiStandard::G => crate::wifi::phy::Standard::G,
+            WifiStandard::B => lasthop_core::wifi::phy::Standard::B,
+            WifiStandard::G => lasthop_core::wifi::phy::Standard::G,
         };
-        let valid = crate::wifi::phy::Phy::rates(std);
+        let valid = lasthop_core::wifi::phy::Phy::rates(std);
         let list = valid.iter().map(|r| format!("{}Mbps", *r as f64 / 10.0)).collect::<Vec<_>>().join(", ");
         let station_rates = w.station_rates.iter().map(|(n, r)| (format!("station_rates.{n}"), Some(*r)));
         for (field, r) in [("data_rate".to_string(), w.data_rate), ("control_rate".to_string(), w.control_rate)].into_iter().chain(station_rates) {

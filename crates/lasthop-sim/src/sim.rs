@@ -10,15 +10,17 @@
 use crate::apps::{Source, Transfer};
 use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
 use crate::engine::{End, Event, EventQueue, Watchdog};
-use crate::net::{flow_key, Channel, PacketArena, QueueTrace};
+use crate::net::PacketArena;
+use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
+use lasthop_core::wired::{flow_key, Channel, QueueTrace};
+use lasthop_core::wifi::hop::WlanHop;
+use lasthop_core::cellular::hop::RlcHop;
 use crate::scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
-use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, Queued, FQ_CODEL_LIMIT};
+use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, FQ_CODEL_LIMIT};
 use crate::results::{Column, RunOutput, Table};
 use crate::scenario::{App, Edge, Scenario, Topology, Transport, WcdmaUplink};
 use crate::cellular::build::build_rlc;
-use crate::cellular::rlc::{Class, RlcAm, RlcOutput};
 use crate::wifi::build::build_dcf;
-use crate::wifi::dcf::{Dcf, Frame, MacOutput};
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
 use lasthop_core::mechanisms::error_generator::{PacketErrorGenerator, Verdict};
 use lasthop_core::mechanisms::receiver_awnd::ReceiverAwnd;
@@ -32,25 +34,19 @@ use lasthop_core::{Duration, Time};
 use rand_core::RngCore;
 use serde_json::{json, Value};
 
-/// Where a node sends a packet towards a destination.
+/// Where a node sends a packet towards a destination: a hop and the member indexes of the
+/// sender and the receiver on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Egress {
     None,
-    Chan(u32),
-    Wlan { wlan: u16, from: u16, to: u16 },
-    /// RLC entity index: 2·cell for the downlink, 2·cell + 1 for the uplink.
-    Rlc(u32),
+    Hop { hop: u32, from: u16, to: u16 },
 }
 
-/// One direction of a W-CDMA channel: its RLC entity, the node it delivers to, its clocks.
-struct RlcState {
-    name: String,
-    rlc: RlcAm,
-    from: u32,
-    to: u32,
-    next_tick: Option<Time>,
-    last_tick: Option<Time>,
-    rx_wake: Option<Time>,
+/// A link model and the node behind each of its members (a channel's two ends, a WLAN's
+/// stations in member order, an RLC direction's sender and receiver).
+struct HopSlot {
+    hop: Hop,
+    nodes: Vec<u32>,
 }
 
 /// A pcap capture on the interfaces of `node` (towards `peer` only, if given): packets leaving
@@ -69,14 +65,6 @@ struct SnoopState {
     scheduled: Option<Time>,
 }
 
-/// One WLAN: its MAC, its members' nodes and the pending decision event.
-struct WlanState {
-    name: String,
-    dcf: Dcf,
-    members: Vec<u32>,
-    gen: u32,
-    scheduled: Option<Time>,
-}
 
 /// Default bytes per application read when a read rate is set (paper 000's 8 KiB buffer).
 pub const DEFAULT_READ_SIZE: Bytes = Bytes(8 * 1024);
@@ -146,19 +134,18 @@ pub struct Simulation {
     interval: Duration,
     events: EventQueue,
     packets: PacketArena,
-    channels: Vec<Channel>,
+    /// Every link model: wired channels (links in order, a -> b then b -> a, then W-CDMA
+    /// uplinks modelled as links), then WLANs, then W-CDMA RLC directions.
+    hops: Vec<HopSlot>,
+    /// Event buffers for hops, reused (a hop's events can make another hop act at once).
+    hop_bufs: Vec<Vec<HopEvent>>,
     /// routes[node * n + dst] = where node sends packets for dst.
     routes: Vec<Egress>,
-    wlans: Vec<WlanState>,
-    mac_out: Vec<MacOutput>,
-    rlcs: Vec<RlcState>,
-    rlc_out: Vec<RlcOutput>,
-    aqm_scratch: Vec<Queued<u32>>,
     /// SAP-LAW processors and, per node, the one attached there.
     saps: Vec<(String, SapLaw)>,
     snoops: Vec<SnoopState>,
     /// Receivers whose awnd follows the retransmissions observed on an RLC downlink:
-    /// (flow, RLC entity, MSS, last retransmission count used, most used).
+    /// (flow, RLC hop, MSS, last retransmission count used, most used).
     live_awnd: Vec<(usize, usize, u32, u32, u32)>,
     sap_at: Vec<Option<usize>>,
     captures: Vec<Capture>,
@@ -199,53 +186,57 @@ impl Simulation {
         let rng = RngStreams::new(scenario.simulation.seed);
         let topo = Topology::new(&scenario);
         let n = topo.names.len();
-        let mut channels = Vec::new();
+        let node = |name: &str| topo.index(name).expect("validated") as u32;
+        let mut hops = Vec::new();
         for l in &scenario.links {
             let name = l.display_name();
-            // Channel 2·i is a -> b of link i, channel 2·i + 1 is b -> a (routes rely on it).
+            // Hop 2·i is a -> b of link i, hop 2·i + 1 is b -> a (routes rely on it).
             for (from, to, loss, rate) in [
                 (l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss), l.rate_a_to_b()),
                 (l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss), l.rate_b_to_a()),
             ] {
                 let cname = format!("{name}:{from}->{to}");
-                let traced = scenario.probes.queues.contains(&name);
-                channels.push(Channel {
-                    rng: rng.stream(&format!("link/{cname}/loss")),
-                    name: cname,
-                    from: topo.index(from).expect("validated") as u32,
-                    to: topo.index(to).expect("validated") as u32,
-                    rate,
-                    delay: l.delay(),
-                    limit: l.queue(),
-                    loss,
-                    qdisc: build_qdisc(l.aqm, l.queue(), l.mtu.0 as u32),
-                    in_service: None,
-                    stats: Default::default(),
-                    trace: traced.then(QueueTrace::default),
-                });
+                let stream = rng.stream(&format!("link/{cname}/loss"));
+                let qdisc = build_qdisc(l.aqm, l.queue(), l.mtu.0 as u32);
+                let mut c = Channel::new(cname, rate, l.delay(), l.queue(), qdisc, loss, stream);
+                c.trace = scenario.probes.queues.contains(&name).then(QueueTrace::default);
+                hops.push(HopSlot { hop: Hop::Wired(c), nodes: vec![node(from), node(to)] });
             }
         }
         // A W-CDMA uplink modelled as a plain link is one more channel, after the links'.
-        let mut uplink_chan = vec![None; scenario.wcdma.len()];
+        let mut uplink_hop = vec![None; scenario.wcdma.len()];
         for (ci, c) in scenario.wcdma.iter().enumerate() {
             if c.uplink == WcdmaUplink::Link {
                 let cname = format!("{}:up", c.name);
                 let limit = lasthop_core::QueueLimit::Packets(c.buffer);
-                uplink_chan[ci] = Some(channels.len() as u32);
-                channels.push(Channel {
-                    rng: rng.stream(&format!("link/{cname}/loss")),
-                    name: cname,
-                    from: topo.index(c.ms.get_ref()).expect("validated") as u32,
-                    to: topo.index(c.bs.get_ref()).expect("validated") as u32,
-                    rate: c.uplink_rate.unwrap_or(c.rate),
-                    delay: c.delay,
-                    limit,
-                    loss: 0.0,
-                    qdisc: build_qdisc(Aqm::Droptail, limit, c.mtu.0 as u32),
-                    in_service: None,
-                    stats: Default::default(),
-                    trace: None,
-                });
+                let stream = rng.stream(&format!("link/{cname}/loss"));
+                let qdisc = build_qdisc(Aqm::Droptail, limit, c.mtu.0 as u32);
+                let chan = Channel::new(cname, c.uplink_rate.unwrap_or(c.rate), c.delay, limit, qdisc, 0.0, stream);
+                uplink_hop[ci] = Some(hops.len() as u32);
+                hops.push(HopSlot { hop: Hop::Wired(chan), nodes: vec![node(c.ms.get_ref()), node(c.bs.get_ref())] });
+            }
+        }
+        let first_wlan = hops.len();
+        for w in &scenario.wlans {
+            let dcf = build_dcf(w, &rng, scenario.probes.queues.contains(&w.name));
+            let nodes = w.members().iter().map(|m| node(m)).collect();
+            hops.push(HopSlot { hop: Hop::Wlan(WlanHop::new(w.name.clone(), dcf)), nodes });
+        }
+        // W-CDMA channels: the downlink's RLC entity, then the uplink's unless it is a link.
+        let mut rlc_hop = vec![[None; 2]; scenario.wcdma.len()];
+        let mut downlinks = Vec::new();
+        for (ci, c) in scenario.wcdma.iter().enumerate() {
+            for down in [true, false] {
+                if !down && uplink_hop[ci].is_some() {
+                    continue;
+                }
+                let (from, to, dir) = if down { (c.bs.get_ref(), c.ms.get_ref(), "down") } else { (c.ms.get_ref(), c.bs.get_ref(), "up") };
+                rlc_hop[ci][usize::from(!down)] = Some(hops.len() as u32);
+                if down {
+                    downlinks.push(hops.len());
+                }
+                let hop = Hop::Rlc(RlcHop::new(format!("{}:{dir}", c.name), build_rlc(c, down, &rng)));
+                hops.push(HopSlot { hop, nodes: vec![node(from), node(to)] });
             }
         }
         let mut routes = vec![Egress::None; n * n];
@@ -257,39 +248,15 @@ impl Simulation {
                 }
                 routes[node * n + dst] = match hop {
                     None => Egress::None,
-                    Some((Edge::Link { link, a_to_b }, _)) => Egress::Chan((2 * link + usize::from(!a_to_b)) as u32),
-                    Some((Edge::Wlan { wlan, from, to }, _)) => Egress::Wlan { wlan: wlan as u16, from: from as u16, to: to as u16 },
-                    Some((Edge::Cell { cell, down: false }, _)) if uplink_chan[cell].is_some() => {
-                        Egress::Chan(uplink_chan[cell].expect("checked"))
+                    Some((Edge::Link { link, a_to_b }, _)) => Egress::Hop { hop: (2 * link + usize::from(!a_to_b)) as u32, from: 0, to: 1 },
+                    Some((Edge::Wlan { wlan, from, to }, _)) => Egress::Hop { hop: (first_wlan + wlan) as u32, from: from as u16, to: to as u16 },
+                    Some((Edge::Cell { cell, down: false }, _)) if uplink_hop[cell].is_some() => {
+                        Egress::Hop { hop: uplink_hop[cell].expect("checked"), from: 0, to: 1 }
                     }
-                    Some((Edge::Cell { cell, down }, _)) => Egress::Rlc((2 * cell + usize::from(!down)) as u32),
+                    Some((Edge::Cell { cell, down }, _)) => {
+                        Egress::Hop { hop: rlc_hop[cell][usize::from(!down)].expect("built above"), from: 0, to: 1 }
+                    }
                 };
-            }
-        }
-        let wlans = scenario
-            .wlans
-            .iter()
-            .map(|w| WlanState {
-                name: w.name.clone(),
-                dcf: build_dcf(w, &rng, scenario.probes.queues.contains(&w.name)),
-                members: w.members().iter().map(|m| topo.index(m).expect("validated") as u32).collect(),
-                gen: 0,
-                scheduled: None,
-            })
-            .collect();
-        let mut rlcs = Vec::new();
-        for c in &scenario.wcdma {
-            for down in [true, false] {
-                let (from, to, dir) = if down { (c.bs.get_ref(), c.ms.get_ref(), "down") } else { (c.ms.get_ref(), c.bs.get_ref(), "up") };
-                rlcs.push(RlcState {
-                    name: format!("{}:{dir}", c.name),
-                    rlc: build_rlc(c, down, &rng),
-                    from: topo.index(from).expect("validated") as u32,
-                    to: topo.index(to).expect("validated") as u32,
-                    next_tick: None,
-                    last_tick: None,
-                    rx_wake: None,
-                });
             }
         }
         // Packet error generators, keyed by the hop (sending node, next node) they sit on.
@@ -344,13 +311,9 @@ impl Simulation {
             interval,
             events: EventQueue::default(),
             packets: PacketArena::default(),
-            channels,
+            hops,
+            hop_bufs: Vec::new(),
             routes,
-            wlans,
-            mac_out: Vec::new(),
-            rlcs,
-            rlc_out: Vec::new(),
-            aqm_scratch: Vec::new(),
             saps,
             sap_at,
             snoops,
@@ -377,7 +340,7 @@ impl Simulation {
             // downlink that delivers to the receiver, if there is one.
             if let (Some(r), FlowKind::Tcp(t)) = (f.tcp.as_ref().and_then(|p| p.receiver_awnd.as_ref()), &state.kind) {
                 if r.retransmissions.is_none() && r.segments.is_none() {
-                    if let Some(ri) = sim.rlcs.iter().position(|x| x.to == state.dst && x.name.ends_with(":down")) {
+                    if let Some(&ri) = downlinks.iter().find(|&&h| sim.hops[h].nodes[1] == state.dst) {
                         sim.live_awnd.push((i, ri, t.server.mss(), DEFAULT_AWND_RETRANSMISSIONS, 0));
                     }
                 }
@@ -661,16 +624,12 @@ impl Simulation {
         let flow = |f: u32| format!("flow {:?}", self.flows[f as usize].name);
         let node = |n: u32| format!("{:?}", self.node_names[n as usize]);
         match ev {
-            Event::TxEnd { chan } | Event::Arrive { chan, .. } => format!("link {:?}", self.channels[chan as usize].name),
+            Event::HopWake { hop, .. } => self.hops[hop as usize].hop.describe(),
             Event::FlowStart { flow: f } | Event::FlowStop { flow: f } => format!("{} (start/stop)", flow(f)),
             Event::AppSend { flow: f } => format!("{} (its application's sends)", flow(f)),
             Event::AppRead { flow: f } => format!("{} (its receiver's reads)", flow(f)),
             Event::TcpTimer { flow: f, end } => format!("{} (TCP timer of the {end:?})", flow(f)),
-            Event::WlanDecide { wlan, .. } => format!("WLAN {:?}", self.wlans[wlan as usize].name),
             Event::NodeArrive { node: n, .. } => format!("arrivals at node {}", node(n)),
-            Event::RlcTti { rlc } | Event::RlcArrive { rlc, .. } | Event::RlcRx { rlc } => {
-                format!("W-CDMA RLC {:?}", self.rlcs[rlc as usize].name)
-            }
             Event::SnoopTimer { snoop } => {
                 let s = &self.snoops[snoop as usize];
                 format!("the Snoop agent at {} towards {}", node(s.node), node(s.peer))
@@ -682,18 +641,13 @@ impl Simulation {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::TxEnd { chan } => self.on_tx_end(chan),
-            Event::Arrive { chan, pkt } => self.on_arrive(chan, pkt),
+            Event::HopWake { hop, token } => self.on_hop_wake(hop as usize, token),
             Event::FlowStart { flow } => self.on_flow_start(flow),
             Event::FlowStop { flow } => self.on_flow_stop(flow),
             Event::AppSend { flow } => self.on_app_send(flow),
             Event::AppRead { flow } => self.on_app_read(flow),
             Event::TcpTimer { flow, end } => self.on_tcp_timer(flow, end),
-            Event::WlanDecide { wlan, gen } => self.on_wlan_decide(wlan, gen),
             Event::NodeArrive { node, from, pkt } => self.on_node_arrive(node, from, pkt),
-            Event::RlcTti { rlc } => self.on_rlc_tti(rlc as usize),
-            Event::RlcArrive { rlc, tti } => self.on_rlc_arrive(rlc as usize, tti),
-            Event::RlcRx { rlc } => self.on_rlc_rx(rlc as usize),
             Event::SnoopTimer { snoop } => self.on_snoop_timer(snoop as usize),
             Event::CpuDone { node, generation } => self.on_cpu_done(node, generation),
             Event::HostDeliver { pkt } => {
@@ -747,132 +701,58 @@ impl Simulation {
     }
 
     fn route(&mut self, key: usize, p: Packet) {
-        match self.routes[key] {
-            Egress::Chan(chan) => self.send_on_channel(chan, p),
-            Egress::Wlan { wlan, from, to } => self.send_on_wlan(wlan as usize, from, to, p),
-            Egress::Rlc(r) => self.send_on_rlc(r as usize, p),
-            Egress::None => unreachable!("validated: every flow has a route"),
-        }
+        let Egress::Hop { hop, from, to } = self.routes[key] else { unreachable!("validated: every flow has a route") };
+        let h = hop as usize;
+        let flow = if self.hops[h].hop.is_fair(from) { flow_key(&p) } else { 0 };
+        let class = match p.proto {
+            Protocol::Tcp => TrafficClass::Tcp,
+            Protocol::Udp => TrafficClass::Udp,
+        };
+        let offer = Offer { pkt: 0, bytes: p.wire_len(), class, flow, uid: p.uid, from, to };
+        let pkt = self.packets.insert(p);
+        let mut out = self.hop_bufs.pop().unwrap_or_default();
+        self.hops[h].hop.accept(self.now, Offer { pkt, ..offer }, &mut out);
+        self.on_hop_events(h, &mut out);
+        self.hop_bufs.push(out);
     }
 
-    fn send_on_wlan(&mut self, w: usize, from: u16, to: u16, p: Packet) {
-        let flow = if self.wlans[w].dcf.is_fair(from as usize) { flow_key(&p) } else { 0 };
-        let frame = Frame { pkt: 0, uid: p.uid, ip_bytes: p.wire_len(), to, delivered: false, flow };
-        let id = self.packets.insert(p);
-        if let Some(victim) = self.wlans[w].dcf.enqueue(self.now, from as usize, Frame { pkt: id, ..frame }) {
-            self.discard(victim.pkt, DropCause::Queue);
+    /// A hop's wake with `token` is due.
+    fn on_hop_wake(&mut self, h: usize, token: u64) {
+        let mut out = self.hop_bufs.pop().unwrap_or_default();
+        self.hops[h].hop.poll(self.now, token, &mut out);
+        if !self.live_awnd.is_empty() && matches!(self.hops[h].hop, Hop::Rlc(_)) && RlcHop::is_arrival(token) {
+            self.update_live_awnd(h);
         }
-        // Only a frame that became its station's head can move the next transmission earlier.
-        if self.wlans[w].dcf.queue_len(from as usize) == 1 {
-            self.schedule_wlan(w);
-        }
+        self.on_hop_events(h, &mut out);
+        self.hop_bufs.push(out);
     }
 
-    /// Schedules the WLAN's next decision if it is earlier than the pending one.
-    fn schedule_wlan(&mut self, w: usize) {
-        let ws = &mut self.wlans[w];
-        if let Some(t) = ws.dcf.next_decision() {
-            if ws.scheduled.is_none_or(|s| t < s) {
-                ws.gen = ws.gen.wrapping_add(1);
-                ws.scheduled = Some(t);
-                self.events.schedule(t.max(self.now), Event::WlanDecide { wlan: w as u32, gen: ws.gen });
-            }
-        }
-    }
-
-    fn on_wlan_decide(&mut self, wlan: u32, gen: u32) {
-        let w = wlan as usize;
-        if self.wlans[w].gen != gen {
-            return; // superseded by an earlier decision
-        }
-        self.wlans[w].scheduled = None;
-        let mut out = std::mem::take(&mut self.mac_out);
-        self.wlans[w].dcf.decide(self.now, &mut out);
-        for o in out.drain(..) {
-            match o {
-                MacOutput::Deliver { pkt, from, to, at } => {
-                    let node = self.wlans[w].members[to as usize];
-                    let from = self.wlans[w].members[from as usize];
+    /// Carries out what hop `h` asked for, in its order.
+    fn on_hop_events(&mut self, h: usize, out: &mut Vec<HopEvent>) {
+        for ev in out.drain(..) {
+            match ev {
+                HopEvent::Wake { at, token } => self.events.schedule(at, Event::HopWake { hop: h as u32, token }),
+                HopEvent::Arrive { pkt, from, to, at } => {
+                    let (node, from) = (self.hops[h].nodes[to as usize], self.hops[h].nodes[from as usize]);
                     self.events.schedule(at, Event::NodeArrive { node, from, pkt });
                 }
-                MacOutput::RetryDrop { pkt } => {
-                    self.discard(pkt, DropCause::RetryLimit);
+                HopEvent::Deliver { pkt, from, to } => {
+                    let (node, from) = (self.hops[h].nodes[to as usize], self.hops[h].nodes[from as usize]);
+                    self.on_node_arrive(node, from, pkt);
                 }
-                MacOutput::QueueDrop { pkt } => {
-                    self.discard(pkt, DropCause::Queue);
-                }
+                HopEvent::Drop { pkt, cause } => self.discard(pkt, cause),
             }
         }
-        self.mac_out = out;
-        self.schedule_wlan(w);
     }
 
-    fn send_on_rlc(&mut self, r: usize, p: Packet) {
-        let class = match p.proto {
-            Protocol::Tcp => Class::Tcp,
-            Protocol::Udp => Class::Udp,
-        };
-        let bytes = p.wire_len();
-        let id = self.packets.insert(p);
-        if self.rlcs[r].rlc.enqueue(id, bytes, class) {
-            self.start_tti_clock(r);
-        } else {
-            self.discard(id, DropCause::Queue);
-        }
-    }
-
-    /// Makes sure a TTI tick is pending: at the next TTI boundary not yet served.
-    fn start_tti_clock(&mut self, r: usize) {
-        let st = &mut self.rlcs[r];
-        if st.next_tick.is_some() {
-            return;
-        }
-        let mut t = st.rlc.next_tti_at(self.now);
-        if st.last_tick == Some(t) {
-            t += st.rlc.cfg.tti;
-        }
-        st.next_tick = Some(t);
-        self.events.schedule(t, Event::RlcTti { rlc: r as u32 });
-    }
-
-    fn on_rlc_tti(&mut self, r: usize) {
-        let now = self.now;
-        {
-            let st = &mut self.rlcs[r];
-            st.next_tick = None;
-            st.last_tick = Some(now);
-        }
-        let mut out = std::mem::take(&mut self.rlc_out);
-        self.rlcs[r].rlc.on_tti(now, &mut out);
-        let wake = self.rlcs[r].rlc.deliver_in_order(now, &mut out);
-        self.handle_rlc_outputs(r, &mut out);
-        self.rlc_out = out;
-        self.schedule_rlc_rx(r, wake);
-        if self.rlcs[r].rlc.busy() {
-            let t = now + self.rlcs[r].rlc.cfg.tti;
-            self.rlcs[r].next_tick = Some(t);
-            self.events.schedule(t, Event::RlcTti { rlc: r as u32 });
-        }
-    }
-
-    fn on_rlc_arrive(&mut self, r: usize, tti: u64) {
-        let mut out = std::mem::take(&mut self.rlc_out);
-        let wake = self.rlcs[r].rlc.on_arrival(self.now, tti, &mut out);
-        if !self.live_awnd.is_empty() {
-            self.update_live_awnd(r);
-        }
-        self.handle_rlc_outputs(r, &mut out);
-        self.rlc_out = out;
-        self.schedule_rlc_rx(r, wake);
-    }
-
-    /// Interlayer collaboration (Koga et al.): receivers behind RLC entity `r` recompute their
+    /// Interlayer collaboration (Koga et al.): receivers behind RLC hop `h` recompute their
     /// window from the retransmissions the link needed in the last second.
-    fn update_live_awnd(&mut self, r: usize) {
-        let observed = self.rlcs[r].rlc.observed_retransmissions(self.now, Duration::from_secs(1)).max(1);
+    fn update_live_awnd(&mut self, h: usize) {
+        let Hop::Rlc(r) = &mut self.hops[h].hop else { return };
+        let observed = r.rlc.observed_retransmissions(self.now, Duration::from_secs(1)).max(1);
         for k in 0..self.live_awnd.len() {
             let (fi, ri, mss, last, _) = self.live_awnd[k];
-            if ri != r || observed == last {
+            if ri != h || observed == last {
                 continue;
             }
             self.live_awnd[k].3 = observed;
@@ -880,45 +760,6 @@ impl Simulation {
             let params = self.scenario.flows[fi].tcp.as_ref().and_then(|p| p.receiver_awnd.clone()).expect("registered with params");
             if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
                 t.server.set_awnd_cap(Some(awnd_cap_bytes(&params, observed, mss)));
-            }
-        }
-    }
-
-    fn on_rlc_rx(&mut self, r: usize) {
-        if self.rlcs[r].rx_wake.is_some_and(|w| w <= self.now) {
-            self.rlcs[r].rx_wake = None;
-        }
-        let mut out = std::mem::take(&mut self.rlc_out);
-        let wake = self.rlcs[r].rlc.deliver_in_order(self.now, &mut out);
-        self.handle_rlc_outputs(r, &mut out);
-        self.rlc_out = out;
-        self.schedule_rlc_rx(r, wake);
-    }
-
-    fn schedule_rlc_rx(&mut self, r: usize, wake: Option<Time>) {
-        if let Some(w) = wake {
-            let st = &mut self.rlcs[r];
-            if st.rx_wake.is_none_or(|p| w < p) {
-                st.rx_wake = Some(w);
-                self.events.schedule(w.max(self.now), Event::RlcRx { rlc: r as u32 });
-            }
-        }
-    }
-
-    fn handle_rlc_outputs(&mut self, r: usize, out: &mut Vec<RlcOutput>) {
-        for o in out.drain(..) {
-            match o {
-                RlcOutput::Arrival { id, at } => self.events.schedule(at, Event::RlcArrive { rlc: r as u32, tti: id }),
-                RlcOutput::Deliver { pkt } => {
-                    let (node, from) = (self.rlcs[r].to, self.rlcs[r].from);
-                    self.on_node_arrive(node, from, pkt);
-                }
-                RlcOutput::Discarded { pkt } => {
-                    self.discard(pkt, DropCause::RetryLimit);
-                }
-                RlcOutput::OutOfOrder { pkt } => {
-                    self.discard(pkt, DropCause::OutOfOrder);
-                }
             }
         }
     }
@@ -951,23 +792,6 @@ impl Simulation {
         }
     }
 
-    fn send_on_channel(&mut self, chan: u32, p: Packet) {
-        let bytes = p.wire_len();
-        let id = self.packets.insert(p);
-        let c = &mut self.channels[chan as usize];
-        if c.in_service.is_none() {
-            c.in_service = Some(id);
-            let t = c.rate.tx_time(bytes as u64);
-            c.stats.busy_ns += t.0;
-            self.events.schedule(self.now + t, Event::TxEnd { chan });
-        } else {
-            let key = if c.qdisc.is_fair() { flow_key(self.packets.get(id)) } else { 0 };
-            if let Some(victim) = self.channels[chan as usize].push(self.now, id, bytes, key) {
-                self.discard(victim, DropCause::Queue);
-            }
-        }
-    }
-
     /// Takes packet `id` out of the network as lost for `cause`.
     fn discard(&mut self, id: u32, cause: DropCause) {
         let p = self.packets.take(id);
@@ -993,40 +817,6 @@ impl Simulation {
                 });
             }
         }
-    }
-
-    fn on_tx_end(&mut self, chan: u32) {
-        let now = self.now;
-        let c = &mut self.channels[chan as usize];
-        let id = c.in_service.take().expect("TxEnd with a packet in service");
-        c.stats.tx_packets += 1;
-        let lost = c.loses();
-        let delay = c.delay;
-        if lost {
-            c.stats.link_losses += 1;
-        }
-        // Start serializing the next packet (an AQM may drop some on the way).
-        let mut aqm = std::mem::take(&mut self.aqm_scratch);
-        if let Some(next) = c.pop(now, &mut aqm) {
-            c.in_service = Some(next);
-            let t = c.rate.tx_time(self.packets.get(next).wire_len() as u64);
-            c.stats.busy_ns += t.0;
-            self.events.schedule(now + t, Event::TxEnd { chan });
-        }
-        for d in aqm.drain(..) {
-            self.discard(d.item, DropCause::Queue);
-        }
-        self.aqm_scratch = aqm;
-        if lost {
-            self.discard(id, DropCause::Link);
-        } else {
-            self.events.schedule(now + delay, Event::Arrive { chan, pkt: id });
-        }
-    }
-
-    fn on_arrive(&mut self, chan: u32, id: u32) {
-        let (node, from) = (self.channels[chan as usize].to, self.channels[chan as usize].from);
-        self.on_node_arrive(node, from, id);
     }
 
     fn deliver(&mut self, p: Packet) {
@@ -1592,7 +1382,7 @@ impl Simulation {
         cdf.push("delay_ms", Column::F64(cd));
         tables.push(cdf);
         let mut links = Vec::new();
-        for c in &mut self.channels {
+        for c in self.hops.iter_mut().filter_map(|h| if let Hop::Wired(c) = &mut h.hop { Some(c) } else { None }) {
             links.push(json!({
                 "name": c.name,
                 "tx_packets": c.stats.tx_packets,
@@ -1613,10 +1403,11 @@ impl Simulation {
             }
         }
         let mut wlans = Vec::new();
-        for w in &mut self.wlans {
+        for slot in &mut self.hops {
+            let Hop::Wlan(w) = &mut slot.hop else { continue };
             let st = w.dcf.stats.clone();
             let mut members = Vec::new();
-            for (i, &node) in w.members.iter().enumerate() {
+            for (i, &node) in slot.nodes.iter().enumerate() {
                 let s = w.dcf.station_stats(i).clone();
                 members.push(json!({
                     "node": self.node_names[node as usize],
@@ -1649,11 +1440,8 @@ impl Simulation {
             }));
         }
         let mut cells = Vec::new();
-        for (r, st) in self.rlcs.iter().enumerate() {
-            // An uplink modelled as a plain link is reported with the links.
-            if r % 2 == 1 && self.scenario.wcdma[r / 2].uplink == WcdmaUplink::Link {
-                continue;
-            }
+        for slot in &self.hops {
+            let Hop::Rlc(st) = &slot.hop else { continue };
             let s = &st.rlc.stats;
             cells.push(json!({
                 "name": st.name,

@@ -1,7 +1,7 @@
 //! From a scenario's `[[wcdma]]` entry to the RLC entity of one direction.
 
-use super::channel::{TtiErrors, RAYLEIGH_5HZ_P_BG, RAYLEIGH_5HZ_P_GB};
-use super::rlc::{RlcAm, RlcConfig};
+use lasthop_core::cellular::channel::{TtiErrors, RAYLEIGH_5HZ_P_BG, RAYLEIGH_5HZ_P_GB};
+use lasthop_core::cellular::rlc::{RlcAm, RlcConfig};
 use crate::scenario::{Wcdma, WcdmaErrors, WcdmaUplink};
 use lasthop_core::rng::RngStreams;
 

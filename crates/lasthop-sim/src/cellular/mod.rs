@@ -1,8 +1,4 @@
-//! Cellular last hops: a W-CDMA dedicated channel with RLC acknowledged mode ([`rlc`]) and its
-//! TTI error process ([`channel`]).
+//! Building a W-CDMA channel's RLC entities from its scenario section (the models are in
+//! `lasthop_core::cellular`).
 
 pub mod build;
-pub mod channel;
-pub mod rlc;
-#[cfg(test)]
-mod tests;

@@ -1,8 +1,8 @@
 //! From a scenario's `[[wlans]]` entry to a configured [`Dcf`].
 
-use super::dcf::{Dcf, DcfConfig};
-use super::errors::{default_rx_threshold_dbm, ErrorModel, Shadowing};
-use super::phy::Phy;
+use lasthop_core::wifi::dcf::{Dcf, DcfConfig};
+use lasthop_core::wifi::errors::{default_rx_threshold_dbm, ErrorModel, Shadowing};
+use lasthop_core::wifi::phy::Phy;
 use crate::scenario::{Preamble, SlotTime, WifiErrors, WifiStandard, Wlan};
 use lasthop_core::rng::RngStreams;
 

@@ -1,9 +1,3 @@
-//! IEEE 802.11 last hops: PHY timing ([`phy`]), frame errors ([`errors`]) and the DCF MAC on a
-//! shared medium ([`dcf`]).
+//! Building a WLAN's DCF from its scenario section (the models are in `lasthop_core::wifi`).
 
 pub mod build;
-pub mod dcf;
-pub mod errors;
-pub mod phy;
-#[cfg(test)]
-mod tests;

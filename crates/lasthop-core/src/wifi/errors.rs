@@ -3,7 +3,7 @@
 //! Gaussian draw for every frame and every receiver, reception iff the received power reaches
 //! the receive threshold of the frame's rate. The MAC ACK gets its own draw.
 
-use lasthop_core::rng::{standard_normal, uniform01, SimRng};
+use crate::rng::{standard_normal, uniform01, SimRng};
 
 /// Speed of light used by ns-2 (m/s).
 const C: f64 = 3.0e8;
@@ -116,7 +116,7 @@ pub fn default_rx_threshold_dbm(rate_x10: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lasthop_core::rng::RngStreams;
+    use crate::rng::RngStreams;
 
     fn ns2_2400() -> Shadowing {
         Shadowing { exponent: 4.0, sigma_db: 7.0, reference_distance_m: 1.0, tx_power_dbm: 24.5, frequency_hz: 2.4e9 }

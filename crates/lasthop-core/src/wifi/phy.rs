@@ -4,7 +4,7 @@
 //!
 //! Left out: 802.11a/n/ac PHYs, DSSS-OFDM, the mixed b/g protection mechanisms (CTS-to-self).
 
-use lasthop_core::Duration;
+use crate::Duration;
 
 /// 24 B MAC header + 4 B FCS of a data frame.
 pub const MAC_HEADER_FCS_BYTES: u64 = 28;

@@ -3,9 +3,9 @@
 use super::dcf::{Dcf, DcfConfig, Frame, MacOutput};
 use super::errors::ErrorModel;
 use super::phy::Phy;
-use lasthop_core::rng::RngStreams;
-use lasthop_core::units::QueueLimit;
-use lasthop_core::{Duration, Time};
+use crate::rng::RngStreams;
+use crate::units::QueueLimit;
+use crate::{Duration, Time};
 
 fn cfg(phy: Phy) -> DcfConfig {
     DcfConfig { phy, retry_short: 7, retry_long: 4, rts_threshold: u64::MAX, queue_limit: QueueLimit::Packets(50), llc_snap: false }

@@ -3,7 +3,7 @@
 //! Gilbert–Elliott chain (bad state loses, good state delivers) fitted to Rayleigh fading
 //! (models.md §6.2: f_d = 5 Hz, TTI 20 ms, FER 5.9 % -> P(G→B) = 0.04686, P(B→G) = 0.7473).
 
-use lasthop_core::rng::{uniform01, SimRng};
+use crate::rng::{uniform01, SimRng};
 
 pub const RAYLEIGH_5HZ_P_GB: f64 = 0.04686;
 pub const RAYLEIGH_5HZ_P_BG: f64 = 0.7473;
@@ -48,7 +48,7 @@ impl TtiErrors {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lasthop_core::rng::RngStreams;
+    use crate::rng::RngStreams;
 
     #[test]
     fn gilbert_elliott_fit_gives_the_rayleigh_fer_and_bursts() {

@@ -23,10 +23,10 @@
 
 use super::errors::ErrorModel;
 use super::phy::{Phy, LLC_SNAP_BYTES};
-use lasthop_core::rng::SimRng;
-use lasthop_core::mechanisms::aqm::{Qdisc, Queued};
-use lasthop_core::units::QueueLimit;
-use lasthop_core::{Duration, Time};
+use crate::rng::SimRng;
+use crate::mechanisms::aqm::{Qdisc, Queued};
+use crate::units::QueueLimit;
+use crate::{Duration, Time};
 use rand_core::RngCore;
 
 /// MAC parameters of one WLAN.

@@ -25,7 +25,7 @@
 //! called next.
 
 use super::channel::TtiErrors;
-use lasthop_core::{Duration, Time};
+use crate::{Duration, Time};
 use std::collections::VecDeque;
 
 /// Traffic class of an SDU, for retransmission limits and priority scheduling.

@@ -2,8 +2,8 @@
 
 use super::channel::TtiErrors;
 use super::rlc::{Class, RlcAm, RlcConfig, RlcOutput};
-use lasthop_core::rng::RngStreams;
-use lasthop_core::{Duration, Time};
+use crate::rng::RngStreams;
+use crate::{Duration, Time};
 
 fn ms(t: u64) -> Time {
     Time(t * 1_000_000)

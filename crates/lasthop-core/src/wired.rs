@@ -1,0 +1,189 @@
+//! One direction of a point-to-point link (a [`Channel`]): a queue discipline (DropTail, CoDel,
+//! FQ-CoDel), a serializer at the link rate, propagation delay and Bernoulli loss drawn when a
+//! packet has been serialized. Queue limits count packets waiting, not the one being serialized
+//! (as in ns-3's PointToPointNetDevice and Linux qdiscs). Driven through the hop contract
+//! ([`crate::hop`]): one wake per serialization end (token 0).
+//!
+//! Left out: link-layer framing overhead (the wire size is the IP packet), carrier jitter,
+//! bit-error models (loss is per packet).
+
+use crate::hop::{HopEvent, Offer, PacketRef};
+use crate::mechanisms::aqm::{Qdisc, Queued};
+use crate::metrics::DropCause;
+use crate::packet::{Packet, Protocol};
+use crate::rng::{bernoulli, SimRng};
+use crate::units::{BitRate, QueueLimit};
+use crate::{Duration, Time};
+
+/// Queue occupancy samples, recorded at every change when the link is probed.
+#[derive(Debug, Default, Clone)]
+pub struct QueueTrace {
+    pub time_ns: Vec<u64>,
+    pub packets: Vec<u64>,
+    pub bytes: Vec<u64>,
+}
+
+/// One direction of a point-to-point link.
+#[derive(Debug)]
+pub struct Channel {
+    pub name: String,
+    pub rate: BitRate,
+    pub delay: Duration,
+    pub limit: QueueLimit,
+    pub loss: f64,
+    pub rng: SimRng,
+    /// Packets waiting (DropTail, CoDel or FQ-CoDel).
+    pub qdisc: Qdisc<PacketRef>,
+    /// The packet being serialized.
+    pub in_service: Option<PacketRef>,
+    pub stats: ChannelStats,
+    pub trace: Option<QueueTrace>,
+    /// Reused for the AQM's drops at each dequeue (no allocation per packet).
+    aqm_drops: Vec<Queued<PacketRef>>,
+}
+
+/// What a channel counts while it runs.
+#[derive(Clone, Debug, Default)]
+pub struct ChannelStats {
+    pub max_queued_packets: u64,
+    pub max_queued_bytes: u64,
+    pub tx_packets: u64,
+    pub queue_drops: u64,
+    pub aqm_drops: u64,
+    pub link_losses: u64,
+    pub busy_ns: u64,
+}
+
+impl Channel {
+    /// An idle channel holding at most `limit` in `qdisc`, losing each packet with probability
+    /// `loss` drawn from `rng`. Set [`Channel::trace`] to record its queue occupancy.
+    pub fn new(name: String, rate: BitRate, delay: Duration, limit: QueueLimit, qdisc: Qdisc<PacketRef>, loss: f64, rng: SimRng) -> Self {
+        Channel {
+            name,
+            rate,
+            delay,
+            limit,
+            loss,
+            rng,
+            qdisc,
+            in_service: None,
+            stats: ChannelStats::default(),
+            trace: None,
+            aqm_drops: Vec::new(),
+        }
+    }
+
+    /// Serializes the packet at once if the line is idle, else queues it (a tail drop is
+    /// reported as a queue drop).
+    pub fn accept(&mut self, now: Time, o: Offer, out: &mut Vec<HopEvent>) {
+        if self.in_service.is_none() {
+            self.in_service = Some(o.pkt);
+            out.push(HopEvent::Wake { at: now + self.start_service(o.bytes), token: 0 });
+        } else if let Some(victim) = self.push(now, o.pkt, o.bytes, o.flow) {
+            out.push(HopEvent::Drop { pkt: victim, cause: DropCause::Queue });
+        }
+    }
+
+    /// The packet in service is serialized: it is lost or propagates; the next one starts.
+    pub fn poll(&mut self, now: Time, out: &mut Vec<HopEvent>) {
+        let done = self.in_service.take().expect("a channel wakes only with a packet in service");
+        self.stats.tx_packets += 1;
+        let lost = self.loses();
+        if lost {
+            self.stats.link_losses += 1;
+        }
+        let mut aqm = std::mem::take(&mut self.aqm_drops);
+        if let Some(next) = self.pop(now, &mut aqm) {
+            self.in_service = Some(next.item);
+            out.push(HopEvent::Wake { at: now + self.start_service(next.bytes), token: 0 });
+        }
+        out.extend(aqm.drain(..).map(|d| HopEvent::Drop { pkt: d.item, cause: DropCause::Queue }));
+        self.aqm_drops = aqm;
+        out.push(if lost {
+            HopEvent::Drop { pkt: done, cause: DropCause::Link }
+        } else {
+            HopEvent::Arrive { pkt: done, from: 0, to: 1, at: now + self.delay }
+        });
+    }
+
+    fn start_service(&mut self, bytes: u32) -> Duration {
+        let t = self.rate.tx_time(bytes as u64);
+        self.stats.busy_ns += t.0;
+        t
+    }
+
+    /// Queues packet `id`; returns a packet dropped to make room (the newcomer on a tail drop).
+    pub fn push(&mut self, now: Time, id: PacketRef, bytes: u32, flow: u32) -> Option<PacketRef> {
+        let dropped = self.qdisc.enqueue(Queued { item: id, bytes, flow, enqueued: now });
+        if dropped.is_some() {
+            self.stats.queue_drops += 1;
+        }
+        self.stats.max_queued_packets = self.stats.max_queued_packets.max(self.qdisc.len() as u64);
+        self.stats.max_queued_bytes = self.stats.max_queued_bytes.max(self.qdisc.bytes());
+        self.record(now);
+        dropped.map(|d| d.item)
+    }
+
+    /// The next packet to serialize; AQM drops are appended to `dropped`.
+    pub fn pop(&mut self, now: Time, dropped: &mut Vec<Queued<PacketRef>>) -> Option<Queued<PacketRef>> {
+        let before = dropped.len();
+        let next = self.qdisc.dequeue(now, dropped);
+        self.stats.aqm_drops += (dropped.len() - before) as u64;
+        self.record(now);
+        next
+    }
+
+    /// Draws this channel's loss process for one packet.
+    pub fn loses(&mut self) -> bool {
+        bernoulli(&mut self.rng, self.loss)
+    }
+
+    pub fn record(&mut self, now: Time) {
+        if let Some(t) = self.trace.as_mut() {
+            t.time_ns.push(now.0);
+            t.packets.push(self.qdisc.len() as u64);
+            t.bytes.push(self.qdisc.bytes());
+        }
+    }
+}
+
+/// A flow key for fair queueing: the packet's addresses, ports and protocol, mixed without
+/// allocating (it is computed only for fair-queueing disciplines).
+pub fn flow_key(p: &Packet) -> u32 {
+    let a = (p.src as u64) << 32 | p.dst as u64;
+    let b = (p.sport as u64) << 16 | p.dport as u64 | ((p.proto == Protocol::Tcp) as u64) << 32;
+    let mut h = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    h ^= h >> 29;
+    (h ^ (h >> 32)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hop::TrafficClass;
+    use crate::rng::RngStreams;
+
+    fn offer(pkt: u32, bytes: u32) -> Offer {
+        Offer { pkt, bytes, class: TrafficClass::Udp, flow: 0, uid: pkt as u64, from: 0, to: 1 }
+    }
+
+    #[test]
+    fn back_to_back_packets_are_serialized_then_propagate() {
+        // 1250 B at 10 Mb/s take 1 ms to serialize (1250 · 8 / 10⁷ s); the link adds 5 ms.
+        let rng = RngStreams::new(1).stream("test");
+        let mut c = Channel::new("l".into(), BitRate(10_000_000), Duration::from_millis(5), QueueLimit::Packets(1), Qdisc::drop_tail(QueueLimit::Packets(1)), 0.0, rng);
+        let mut out = Vec::new();
+        let ms = |n: u64| Time(n * 1_000_000);
+        c.accept(Time::ZERO, offer(7, 1250), &mut out);
+        c.accept(Time::ZERO, offer(8, 1250), &mut out); // waits in the one-packet queue
+        c.accept(Time::ZERO, offer(9, 1250), &mut out); // finds it full: tail drop
+        assert_eq!(out, vec![HopEvent::Wake { at: ms(1), token: 0 }, HopEvent::Drop { pkt: 9, cause: DropCause::Queue }]);
+        out.clear();
+        c.poll(ms(1), &mut out);
+        assert_eq!(out, vec![HopEvent::Wake { at: ms(2), token: 0 }, HopEvent::Arrive { pkt: 7, from: 0, to: 1, at: ms(6) }]);
+        out.clear();
+        c.poll(ms(2), &mut out);
+        assert_eq!(out, vec![HopEvent::Arrive { pkt: 8, from: 0, to: 1, at: ms(7) }], "no wake once the queue is empty");
+        assert_eq!((c.stats.tx_packets, c.stats.queue_drops, c.stats.busy_ns), (2, 1, 2_000_000));
+    }
+}
