@@ -321,6 +321,48 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
     console.print(Text(f"report: {path}"))
 
 
+EXPORT_FORMATS = {"flent": "flent's .flent.gz (flent -i FILE -p totals plots it)"}
+
+
+@app.command()
+def export(
+    directory: Path = typer.Argument(..., help="A results directory of `lasthop run` or `lasthop sweep`."),
+    format_: str = typer.Option("flent", "--format", help="flent: flent's .flent.gz data files."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="File or directory (default: the run directory; <sweep>/flent/)."),
+    flows: Optional[str] = typer.Option(None, "--flows", help="Comma-separated flows to export (default: all, when flent has a test of that shape)."),
+) -> None:
+    """Export a run, or every run of a sweep, for another tool: flent's .flent.gz, so flent's plots
+    and comparisons (flent -i a.flent.gz -i b.flent.gz -p box_combine) work on lasthop data."""
+    from lasthop.errors import did_you_mean
+
+    if format_ not in EXPORT_FORMATS:
+        raise _error(f"--format {format_!r}: unknown{did_you_mean(format_, EXPORT_FORMATS)}; valid: {', '.join(EXPORT_FORMATS)}")
+    from lasthop.flent import FlentExportError, export_flent
+
+    chosen = [f.strip() for f in flows.split(",") if f.strip()] if flows is not None else None
+    try:
+        written = export_flent(_results_dir(directory), out, chosen)
+    except (*USER_ERRORS, FlentExportError) as e:
+        raise _error(f"{directory}: {e}" if isinstance(e, FlentExportError) else e)
+    for path in written:
+        typer.echo(str(path))
+    if not written:
+        console.print(Text(f"{directory}: no finished run to export"))
+
+
+def _results_dir(directory: Path) -> Path:
+    """`directory` if lasthop wrote it (a run or a sweep), else the error: what it is, and the
+    directory meant if the name is misspelt."""
+    from lasthop.errors import did_you_mean_path
+
+    if directory_kind(directory) is None:
+        if not directory.exists():
+            raise _error(f"{directory}: no such directory{did_you_mean_path(directory)}")
+        raise _error(f"{directory}: not a lasthop results directory: neither summary.json (a run) nor sweep.json (a sweep) "
+                     "written by lasthop is there")
+    return directory
+
+
 @app.command()
 def reproduce(
     name: Optional[str] = typer.Argument(None, help="A reproduction (see --list)."),

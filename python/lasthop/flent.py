@@ -1,0 +1,296 @@
+"""Export of lasthop runs to flent's data format (``.flent.gz``), so that flent's plots and batch
+comparisons (``flent -i a.flent.gz -i b.flent.gz -p box_combine``) work on lasthop data.
+
+The format is flent's ``ResultSet.serialise()`` (flent/resultset.py, file format version 4): a
+JSON object with ``version``, ``x_values`` (the time of each step), ``results`` (one array of y
+values per series, null where there is none), ``raw_values`` (per series, the records the test
+tool reported, each with an absolute time ``t``) and ``metadata`` (flent's recorded settings:
+NAME, HOSTS, TIME, T0, LENGTH, STEP_SIZE, TEST_PARAMETERS, SERIES_META, ...), gzipped text.
+
+flent finds its plots by the test name (``metadata.NAME``) in its own test files, so a run is
+exported as the flent test whose data sets it has, the series named as that test names them:
+
+    one TCP flow, one UDP flow     voip-1up       "TCP upload", "VoIP::delay|jitter|loss|bitrate"
+    one UDP flow                   voip           "VoIP::delay|jitter|loss|bitrate"
+    one TCP flow                   tcp_1up_noping "TCP upload"
+    N TCP flows (and <= 1 UDP)     tcp_nup        "TCP upload::1".."TCP upload::N" (+ VoIP, flent's
+                                                   voip_host mixin)
+
+Other runs (two UDP flows, say) name the flows to export with ``flows=``. flent's "upload" is each
+flow's own direction (src -> dst). Values per lasthop interval (``simulation.interval`` is the
+step): TCP goodput in Mbit/s, as netperf reports; for the UDP flow D-ITG's per-interval figures
+as flent's D-ITG runner records them: mean one-way delay (ms), mean |IPDV| jitter (ms), packets
+lost and received payload rate (kbit/s). Each y value stands at the start of its interval (as in
+intervals.parquet); raw netperf-style records carry the interval's end and duration. With
+``probes.packets`` for the UDP flow the raw VoIP records are its packets (seq, size, delay), with
+``probes.tcp`` the TCP raw records carry ``tcp_rtt`` (smoothed RTT, ms) per interval for flent's
+tcp_rtt plots. Not exported: ``tcp_cwnd`` (ss reports it in segments; lasthop traces bytes), ICMP
+ping (lasthop sends none: flent's ping series stay empty).
+
+Simulated time has no date: TIME and T0 are the Unix epoch, so the same run gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from lasthop import _core
+from lasthop._lazy import LazyModule
+from lasthop.errors import OutputError, did_you_mean
+from lasthop.files import directory_kind, safe_name
+from lasthop.results import Results
+
+pd = LazyModule("pandas")
+
+FILEFORMAT_VERSION = 4  # flent/resultset.py FILEFORMAT_VERSION
+SUFFIX = ".flent.gz"
+EPOCH = "1970-01-01T00:00:00.000000Z"  # flent's format_date(utc=True): "%Y-%m-%dT%H:%M:%S.%fZ"
+UDP_IPV4_HEADER_BYTES = 28  # D-ITG's packet size is the UDP payload; lasthop's packet records count IP bytes
+# flent's RECORDED_SETTINGS that lasthop has no value for (flent writes them as null).
+_UNRECORDED = ("BATCH_TIME", "HTTP_GETTER_URLLIST", "HTTP_GETTER_DNS", "IP_VERSION")
+
+
+class FlentExportError(ValueError):
+    """A run that has no flent test shape (say, two UDP flows) unless flows are chosen."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The flent test a selection of flows is exported as."""
+
+    test: str
+    tcp: tuple[str, ...]
+    udp: tuple[str, ...]
+
+
+def choose_test(flows: list[dict], selected: Iterable[str] | None = None) -> Shape:
+    """The flent test for these flows (summary.json's flow entries), or FlentExportError saying
+    which flows to choose."""
+    names = [f["name"] for f in flows]
+    if selected is not None:
+        selected = list(dict.fromkeys(selected))
+        for n in selected:
+            if n not in names:
+                raise FlentExportError(f"--flows {n!r}: no such flow{did_you_mean(n, names)} (flows: {', '.join(names)})")
+        flows = [f for f in flows if f["name"] in selected]
+    tcp = tuple(f["name"] for f in flows if f["transport"] == "tcp")
+    udp = tuple(f["name"] for f in flows if f["transport"] == "udp")
+    if len(udp) <= 1 and tcp:
+        test = "voip-1up" if len(tcp) == 1 and udp else "tcp_1up_noping" if len(tcp) == 1 else "tcp_nup"
+        return Shape(test, tcp, udp)
+    if len(udp) == 1:
+        return Shape("voip", tcp, udp)
+    raise FlentExportError(
+        f"flows {', '.join(f'{n} ({t})' for n, t in zip(names, [f['transport'] for f in flows])) or 'none'}: flent's tests "
+        "carry TCP flows and at most one VoIP (UDP) stream; choose the flows to export with --flows, e.g. --flows "
+        + ",".join([*tcp[:1], *udp[:1]]))
+
+
+def _number(v: Any) -> float | None:
+    """A JSON number, or null for a missing value (NaN, None)."""
+    if v is None:
+        return None
+    v = float(v)
+    return None if math.isnan(v) else v
+
+
+def _interval_series(iv, flow: str, column: str, scale: float, starts: list[float]) -> list[float | None]:
+    """`column` of `flow` at each interval start, times `scale` (null where the flow has no value)."""
+    sub = iv[iv["flow"] == flow].set_index("t_start_s")[column].reindex(starts)
+    return [_number(None if v is None else v * scale) for v in sub.tolist()]
+
+
+class _Run:
+    """What the export reads from a results directory: summary, intervals, traces."""
+
+    def __init__(self, res: Results):
+        self.summary = res.summary
+        self.intervals = res.intervals
+        self.traces = {name: res.trace(name) for name in res.traces if name.startswith(("tcp/", "packets/"))}
+
+    def flow(self, name: str) -> dict:
+        return next(f for f in self.summary["flows"] if f["name"] == name)
+
+
+def flent_data(directory: str | Path, flows: Iterable[str] | None = None, batch: dict | None = None) -> dict:
+    """The flent result set of one lasthop run directory, as flent's ResultSet.serialise() has it."""
+    run = _Run(Results.load(directory))
+    shape = choose_test(run.summary["flows"], flows)
+    s = run.summary
+    iv = run.intervals
+    starts = sorted(set(iv["t_start_s"].tolist()))
+    # simulation.interval, as the intervals are spaced (the last one may be cut short by the end).
+    step = round(starts[1] - starts[0], 9) if len(starts) > 1 else float(s["simulated_s"])
+    results: dict[str, list] = {}
+    raw: dict[str, list] = {}
+    meta: dict[str, dict] = {}
+
+    tcp_names = ["TCP upload"] if shape.test == "voip-1up" or shape.test == "tcp_1up_noping" else \
+        [f"TCP upload::{i + 1}" for i in range(len(shape.tcp))]
+    for series, flow in zip(tcp_names, shape.tcp):
+        values = _interval_series(iv, flow, "goodput_bps", 1e-6, starts)
+        results[series] = values
+        raw[series] = _netperf_raw(starts, values, step) + _tcp_info_raw(run.traces.get(f"tcp/{flow}"), starts, step)
+        meta[series] = {"UNITS": "Mbits/s", "MEAN_VALUE": _number(run.flow(flow)["goodput_bps"] * 1e-6),
+                        "LASTHOP_FLOW": flow}
+    for flow in shape.udp:
+        f = run.flow(flow)
+        results["VoIP::bitrate"] = _interval_series(iv, flow, "goodput_bps", 1e-3, starts)
+        results["VoIP::delay"] = _interval_series(iv, flow, "delay_mean_ms", 1.0, starts)
+        results["VoIP::jitter"] = _interval_series(iv, flow, "jitter_mean_ms", 1.0, starts)
+        results["VoIP::loss"] = _interval_series(iv, flow, "lost_packets", 1.0, starts)
+        raw["VoIP"] = _ditg_raw(run.traces.get(f"packets/{flow}"))
+        # What flent's irtt runner records for a VoIP stream; its MOS and loss reducers read these.
+        meta["VoIP"] = {"UNITS": "ms", "OWD_UP_MEAN": _number(f["delay_ms"]["mean"]),
+                        "IPDV_UP_MEAN": _number(f["jitter_ms"]["mean"]), "PACKET_LOSS_RATE": _number(f["loss_ratio"]),
+                        "PACKETS_SENT": f["sent_packets"], "PACKETS_RECEIVED": f["received_packets"], "LASTHOP_FLOW": flow}
+        for k in ("VoIP::bitrate", "VoIP::delay", "VoIP::jitter", "VoIP::loss"):
+            meta[k] = {"UNITS": {"VoIP::bitrate": "Kbits/s", "VoIP::loss": "count"}.get(k, "ms")}
+
+    selected = [run.flow(n) for n in (*shape.tcp, *shape.udp)]
+    params = {"upload_streams": str(len(shape.tcp))} if shape.test == "tcp_nup" else {}
+    if shape.test == "tcp_nup" and shape.udp:
+        params["voip_host"] = run.flow(shape.udp[0])["dst"]
+    title = _title(s)
+    length = float(s["simulated_s"])
+    metadata = {
+        "NAME": shape.test,
+        "TITLE": title,
+        "TIME": EPOCH,
+        "T0": EPOCH,
+        "LOCAL_HOST": selected[0]["src"],
+        "HOST": selected[0]["dst"],
+        "HOSTS": list(dict.fromkeys(f["dst"] for f in selected)),
+        "LENGTH": length,
+        "TOTAL_LENGTH": length,
+        "STEP_SIZE": step,
+        "TEST_PARAMETERS": params,
+        "FLENT_VERSION": None,
+        "DATA_FILENAME": flent_file_name(s),
+        "HTTP_GETTER_WORKERS": None,
+        "FAILED_RUNNERS": 0,
+        "SERIES_META": meta,
+        "BATCH_NAME": (batch or {}).get("name"),
+        "BATCH_TITLE": (batch or {}).get("title"),
+        "BATCH_UUID": (batch or {}).get("uuid"),
+        **{k: None for k in _UNRECORDED},
+        "NOTE": f"lasthop {s.get('lasthop_version')} simulation (flent's upload = each flow's own direction); flows: "
+                + ", ".join(f"{f['name']} {f['src']}->{f['dst']} ({f['transport']})" for f in selected),
+        "LASTHOP": {"scenario": s.get("scenario_name"), "seed": s.get("seed"), "overrides": s.get("overrides", {}),
+                    "version": s.get("lasthop_version"), "flows": {f["name"]: f["transport"] for f in selected}},
+    }
+    return {"metadata": metadata, "version": FILEFORMAT_VERSION, "x_values": starts, "results": results, "raw_values": raw}
+
+
+def _netperf_raw(starts: list[float], values: list, step: float) -> list[dict]:
+    """netperf demo-mode records: the rate over the `dur` seconds ending at `t`."""
+    return [{"dur": step, "t": t + step, "val": v} for t, v in zip(starts, values) if v is not None]
+
+
+def _tcp_info_raw(trace, starts: list[float], step: float) -> list[dict]:
+    """flent's ss records (``tcp_rtt``, smoothed RTT in ms), one per interval: the last value in it."""
+    if trace is None or trace.empty or "srtt_ms" not in trace:
+        return []
+    tr = trace[["time_s", "srtt_ms"]].dropna()
+    out = []
+    idx = 0
+    times, srtt = tr["time_s"].tolist(), tr["srtt_ms"].tolist()
+    for t0 in starts:
+        last = None
+        while idx < len(times) and times[idx] < t0 + step:
+            last = srtt[idx]
+            idx += 1
+        if last is not None:
+            out.append({"t": t0 + step, "tcp_rtt": last})
+    return out
+
+
+def _ditg_raw(packets) -> list[dict]:
+    """D-ITG's per-packet records as flent's D-ITG runner keeps them (receive time, one-way delay
+    in ms, sequence number, payload size); lost packets as flent's irtt runner marks them."""
+    if packets is None or packets.empty:
+        return []
+    out = []
+    for seq, sent, received, size, outcome in zip(packets["pkt_seq"].tolist(), packets["sent_s"].tolist(),
+                                                  packets["received_s"].tolist(), packets["bytes"].tolist(),
+                                                  packets["outcome"].tolist()):
+        if outcome == "received" and received is not None and not math.isnan(received):
+            out.append({"seq": int(seq), "size": int(size) - UDP_IPV4_HEADER_BYTES, "t": received,
+                        "val": (received - sent) * 1e3})
+        else:
+            out.append({"lost": True, "seq": int(seq), "t": sent})
+    return out
+
+
+def _title(summary: dict) -> str:
+    over = {k: v for k, v in (summary.get("overrides") or {}).items() if k != "simulation.seed"}
+    return " ".join([str(summary.get("scenario_name")), f"seed:{summary.get('seed')}", *(f"{k}:{v}" for k, v in over.items())])
+
+
+def flent_file_name(summary: dict) -> str:
+    """``<scenario>-<overridden path>_<value>...-<seed, 2 digits>.flent.gz``: flent's batch naming,
+    which its combination plots rely on. They group files by name after dropping the common prefix
+    and the first number standing alone (the repetition, here the seed); so every other character
+    that could set a number apart becomes ``_`` (0.01 -> 0_01)."""
+    words = [_word(f"{k}_{v}") for k, v in (summary.get("overrides") or {}).items() if k != "simulation.seed"]
+    return safe_name("-".join([_word(str(summary.get("scenario_name"))), *words, f"{int(summary.get('seed', 0)):02d}"]),
+                     max_len=200) + SUFFIX
+
+
+def _word(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]+", "_", text)
+
+
+def dumps(data: dict) -> bytes:
+    """The gzipped file: flent's json.dumps(indent=2, sort_keys=True), gzip with no name or time in
+    its header, so the same run gives the same bytes."""
+    text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False)
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0) as gz:
+        gz.write(text.encode("utf-8"))
+    return buf.getvalue()
+
+
+def export_flent(directory: str | Path, out: str | Path | None = None, flows: Iterable[str] | None = None) -> list[Path]:
+    """Writes the .flent.gz of a run directory (into `out`, a file or a directory; default the run
+    directory), or of every finished run of a sweep directory (into `out`, default
+    <sweep>/flent/). Returns the files written."""
+    d = Path(directory)
+    kind = directory_kind(d)
+    if kind == "run":
+        data = flent_data(d, flows)
+        target = Path(out) if out is not None else d
+        path = target / data["metadata"]["DATA_FILENAME"] if target.is_dir() or out is None or not str(target).endswith(SUFFIX) \
+            else target
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(dumps(data))
+        return [path]
+    if kind == "sweep":
+        return _export_sweep(d, Path(out) if out is not None else d / "flent", flows)
+    raise OutputError(f"{d}: not a lasthop results directory (no summary.json of lasthop run, no sweep.json of lasthop sweep)")
+
+
+def _export_sweep(d: Path, out: Path, flows: Iterable[str] | None) -> list[Path]:
+    meta = json.loads((d / "sweep.json").read_text())
+    params = [g["path"] for g in meta.get("grids", [])]
+    batch_uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, "lasthop:" + ",".join(r["run_id"] for r in meta["runs"])))
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for r in meta["runs"]:
+        run_dir = d / "runs" / r["run_id"]
+        if not (run_dir / "summary.json").exists():
+            continue  # failed or not run yet
+        batch = {"name": meta.get("scenario_name"), "title": ", ".join(params) or None, "uuid": batch_uuid}
+        data = flent_data(run_dir, flows, batch)
+        path = out / data["metadata"]["DATA_FILENAME"]
+        path.write_bytes(dumps(data))
+        written.append(path)
+    return written
