@@ -1,12 +1,17 @@
 # The two set-up commands of the README, and their parts.
 #   make demo   installs what is needed and runs the bundled default scenario
 #   make test   installs what is needed and runs every test (Rust and Python)
+#   make wheel  builds dist/lasthop-*.whl, which pip installs without Rust; make test-wheel tries it
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test install system-deps test-rust test-python bench schema fidelity
+.PHONY: demo test install system-deps test-rust test-python bench schema fidelity wheel test-wheel
+
+# What the compiled core and the Python package are built from (bundled scenarios are compiled in).
+SOURCES := pyproject.toml Cargo.toml Cargo.lock scenarios/*.toml \
+	$(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null)
 
 demo: install
 	$(VENV)/bin/lasthop run --out results/dumbbell
@@ -18,7 +23,7 @@ system-deps:
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml Cargo.toml $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null) scenarios/dumbbell.toml
+$(VENV)/.installed: $(SOURCES)
 	@command -v cargo >/dev/null || { echo "lasthop needs Rust (cargo) to build its core: see https://rustup.rs"; exit 1; }
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
@@ -40,5 +45,23 @@ schema: install
 
 # ns-3 cross-validation (opt-in): the `oracle` extra of pyproject.toml, then FIDELITY.md.
 fidelity: install
-	$(PIP) install --quiet 'ns3==3.44.post0'
+	$(PIP) install --quiet 'ns3==3.44.post0' 'scipy>=1.10'
 	$(PY) bench/fidelity.py --out FIDELITY.md
+
+# The wheel for PyPI: abi3 (one wheel for CPython >= 3.9) and manylinux2014 (glibc >= 2.17),
+# linked by zig (the ziglang package from PyPI) against glibc 2.17 symbols whatever this machine's
+# glibc is; maturin refuses the build if the library needs anything newer. Its compiled parts go
+# to target/x86_64-unknown-linux-gnu/, beside (not over) the editable install's target/release/.
+wheel: dist/.wheel-built
+
+dist/.wheel-built: $(SOURCES) LICENSE-MIT LICENSE-APACHE README.md
+	@command -v cargo >/dev/null || { echo "building the wheel needs Rust (cargo): see https://rustup.rs"; exit 1; }
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --quiet 'maturin[zig]>=1.7,<2' auditwheel
+	rm -f dist/lasthop-*.whl
+	PATH="$(abspath $(VENV))/bin:$$PATH" maturin build --release --compatibility manylinux2014 --zig --out dist
+	touch $@
+
+# Installs that wheel into a fresh venv and runs lasthop from it with no cargo on PATH.
+test-wheel: install wheel
+	$(VENV)/bin/pytest -q -m wheel tests/test_wheel.py
