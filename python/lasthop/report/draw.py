@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import io
 import math
+import os
+import sys
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -21,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from lasthop.files import safe_name
-from lasthop.report.envelope import BINS, envelope, is_dense
+from lasthop.report.envelope import BINS, Envelope, envelope, is_dense
 
 # Deterministic files: no random ids, no timestamps; text stays text in the SVG.
 matplotlib.rcParams["svg.hashsalt"] = "lasthop"
@@ -29,6 +32,9 @@ matplotlib.rcParams["svg.fonttype"] = "none"
 METADATA_SVG = {"Date": None}
 METADATA_PNG = {"Software": None}
 PNG_DPI = 100
+# PNGs rendered by forked children (see Figures); Linux only: fork is safe there with the
+# threads an Arrow or rich process has, as the children only render and exit.
+FORK_PNG = sys.platform == "linux"
 
 # Layout, in inches: the same for every figure so that time axes align on the page.
 WIDTH = 9.5
@@ -131,29 +137,54 @@ def wide(values: np.ndarray, ratio: float = 100.0) -> bool:
     return bool(len(v)) and v.max() / v.min() > ratio
 
 
-def series(ax, t: np.ndarray, y: np.ndarray, t_end: float, color, name: str, step: bool = False,
-           log: bool = False) -> bool:
-    """Draws one series: as it is when the panel can show its samples, else its envelope (a
-    light band from minimum to maximum with the mean as a line). On a log axis (`log`) the band
-    leaves out slices whose minimum is 0. Returns whether it drew an envelope."""
-    if len(t) == 0:
-        return False
+@dataclass
+class Raw:
+    """A series few enough samples to draw one by one."""
+
+    t: np.ndarray
+    y: np.ndarray
+    step: bool
+
+
+def reduce(t: np.ndarray, y: np.ndarray, t_end: float, step: bool = False) -> Raw | Envelope:
+    """What a panel draws of the series (t, y): itself when the panel can show its samples,
+    else its envelope over [0, t_end] (so the raw arrays of a long trace can be dropped)."""
     if not is_dense(len(t)):
-        if step:
-            ax.step(t, y, where="post", color=color, label=label(name), linewidth=1)
-        else:
-            ax.plot(t, y, color=color, label=label(name), linewidth=1)
+        return Raw(np.asarray(t), np.asarray(y, dtype=np.float64), step)
+    return envelope(t, y, 0.0, max(t_end, float(t[-1])), BINS, step=step)
+
+
+def plot(ax, series: Raw | Envelope, color, name: str, log: bool = False) -> bool:
+    """Draws a reduced series: samples as a line (or steps), an envelope as a light band from
+    minimum to maximum with the mean as a line; on a log axis (`log`) the band leaves out
+    slices whose minimum is 0. Returns whether it drew an envelope."""
+    if isinstance(series, Raw):
+        if len(series.t):
+            draw = ax.step if series.step else ax.plot
+            kw = {"where": "post"} if series.step else {}
+            draw(series.t, series.y, color=color, label=label(name), linewidth=1, **kw)
         return False
-    e = envelope(t, y, 0.0, max(t_end, float(t[-1])), BINS, step=step)
-    lo = np.where(e.lo > 0, e.lo, np.nan) if log else e.lo
-    ax.fill_between(e.t, lo, e.hi, color=color, alpha=0.25, linewidth=0)
-    ax.plot(e.t, e.mean, color=color, label=label(name), linewidth=1)
+    lo = np.where(series.lo > 0, series.lo, np.nan) if log else series.lo
+    ax.fill_between(series.t, lo, series.hi, color=color, alpha=0.25, linewidth=0)
+    ax.plot(series.t, series.mean, color=color, label=label(name), linewidth=1)
     return True
+
+
+def values(series: Raw | Envelope) -> np.ndarray:
+    """The values a reduced series draws (to choose its axis)."""
+    return series.y if isinstance(series, Raw) else np.concatenate([series.lo, series.hi])
 
 
 class Figures:
     """The figures of one report: each saved as figures/<name>.svg and .png, and kept for the
-    page as (name, caption, inline svg)."""
+    page as (name, caption, inline svg). Use as a context manager: leaving it waits for the
+    PNGs.
+
+    On Linux each PNG is rendered by a forked child while this process renders the SVG and
+    builds the next figure: the two renderings cost about the same, so a report takes about
+    half the time on two cores. The child inherits the figure as it is, renders it with Agg
+    and exits; the bytes are those a render here would give. A child that fails is redone
+    here. Elsewhere (no fork) the PNGs are rendered in turn."""
 
     def __init__(self, directory: Path, progress=None, total: int = 0):
         self.dir = directory / "figures"
@@ -163,18 +194,53 @@ class Figures:
         self.items: list[tuple[str, str, str]] = []
         self.progress = progress
         self.total = total
+        self._children: dict[int, tuple[Figure, Path]] = {}
+
+    def __enter__(self) -> "Figures":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wait()
 
     def add(self, fig: Figure, name: str, caption: str) -> None:
         name = safe_name(name)  # flow and link names: the files stay inside figures/
+        self._png(fig, self.dir / f"{name}.png")
         buf = io.BytesIO()
         with warnings.catch_warnings():
             # Missing glyphs in a scenario's names: the figure is still right.
             warnings.simplefilter("ignore", UserWarning)
             fig.savefig(buf, format="svg", metadata=METADATA_SVG)
-            fig.savefig(self.dir / f"{name}.png", dpi=PNG_DPI, metadata=METADATA_PNG)
         svg = buf.getvalue()
         (self.dir / f"{name}.svg").write_bytes(svg)
         text = svg.decode("utf-8")
         self.items.append((name, caption, text[text.index("<svg"):]))
         if self.progress is not None:
             self.progress(len(self.items), max(self.total, len(self.items)), "drawing the report")
+
+    def _png(self, fig: Figure, path: Path) -> None:
+        if FORK_PNG and hasattr(os, "fork"):
+            pid = os.fork()
+            if pid == 0:  # the child: render, and leave without running the parent's exit handlers
+                code = 1
+                try:
+                    _save_png(fig, path)
+                    code = 0
+                finally:
+                    os._exit(code)
+            self._children[pid] = (fig, path)
+        else:
+            _save_png(fig, path)
+
+    def wait(self) -> None:
+        """Waits for the PNG children; renders here what one failed to."""
+        while self._children:
+            pid, status = os.waitpid(next(iter(self._children)), 0)
+            fig, path = self._children.pop(pid)
+            if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+                _save_png(fig, path)
+
+
+def _save_png(fig: Figure, path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fig.savefig(path, dpi=PNG_DPI, metadata=METADATA_PNG)

@@ -69,7 +69,8 @@ class RunData:
         if name in self._tables:
             t = self._tables[name].select(columns)
         else:
-            t = pq.ParquetFile(self._files[name]).read(columns=columns)  # not read_table: it imports pandas
+            # Not read_table (it imports pandas); one thread (the reader's pool is slower on two busy cores).
+            t = pq.ParquetFile(self._files[name], memory_map=True).read(columns=columns, use_threads=False)
         return {c: _numpy(t.column(c)) for c in columns}
 
 
@@ -126,6 +127,10 @@ class _RunFigures:
         self.colors = draw.flow_colors(self.flows)
         self.iv = {f: {k: v[flow_col == f] for k, v in iv.items()} for f in self.flows}
 
+    def _iv(self, flow: str, column: str, scale: float = 1.0) -> draw.Raw | draw.Envelope:
+        d = self.iv[flow]
+        return draw.reduce(d["t_start_s"], d[column] * scale, self.t_end)
+
     def _xaxis(self, panels: draw.Panels) -> None:
         panels.axes[0].set_xlim(0, self.t_end)
         panels.axes[-1].set_xlabel("time (s)")
@@ -138,8 +143,7 @@ class _RunFigures:
         dense = False
         for ax, group in zip(p.axes, groups):
             for f in group:
-                d = self.iv[f]
-                dense |= draw.series(ax, d["t_start_s"], d["throughput_rx_bps"], self.t_end, self.colors[f], f)
+                dense |= draw.plot(ax, self._iv(f, "throughput_rx_bps"), self.colors[f], f)
             ax.set_ylim(bottom=0)
             draw.eng_axis(ax.yaxis, "b/s")
             draw.legend_outside(ax)
@@ -159,13 +163,13 @@ class _RunFigures:
         logs, dense = [], False
         for ax, column, what in [(p.axes[0], "delay_mean_ms", "one-way delay\n(interval mean)"),
                                  (p.axes[1], "jitter_mean_ms", "mean |IPDV|\n(RFC 3393)")]:
-            log = draw.wide(np.concatenate([self.iv[f][column] for f in with_delay]))
+            reduced = {f: self._iv(f, column, 1e-3) for f in with_delay}
+            log = draw.wide(np.concatenate([draw.values(r) for r in reduced.values()]))
             if log:
                 ax.set_yscale("log")
                 logs.append(what.split("\n")[0])
-            for f in with_delay:
-                dense |= draw.series(ax, self.iv[f]["t_start_s"], self.iv[f][column] / 1e3, self.t_end, self.colors[f], f,
-                                     log=log)
+            for f, r in reduced.items():
+                dense |= draw.plot(ax, r, self.colors[f], f, log=log)
             draw.eng_axis(ax.yaxis, "s")
             ax.set_ylabel(what)
         draw.legend_outside(p.axes[0])
@@ -199,18 +203,22 @@ class _RunFigures:
         return True
 
     def tcp(self) -> bool:
-        names = [t for t in self.data.trace_names if t.startswith("tcp/") and not t.endswith("/receiver")]
-        traces = [(t, self.data.columns(t, ["time_s", "cwnd_bytes", "ssthresh_bytes", "peer_window_bytes"])) for t in names]
-        traces = [(t, tr) for t, tr in traces if len(tr["time_s"])]
+        windows = [("cwnd_bytes", "cwnd", "tab:blue"), ("ssthresh_bytes", "ssthresh", "tab:orange"),
+                   ("peer_window_bytes", "advertised window", "tab:green")]
+        traces = []
+        for t in [t for t in self.data.trace_names if t.startswith("tcp/") and not t.endswith("/receiver")]:
+            tr = self.data.columns(t, ["time_s", *(c for c, _, _ in windows)])
+            if len(tr["time_s"]):
+                traces.append((t, {c: draw.reduce(tr["time_s"], tr[c], self.t_end, step=True) for c, _, _ in windows}))
+            del tr  # a long run's trace: only its envelopes are kept
         if not traces:
             return False
         title, lines = _title(self.s, "TCP windows")
         p = draw.Panels([draw.panel_height(3)] * len(traces), title, lines)
         dense = False
-        for ax, (t, tr) in zip(p.axes, traces):
-            for column, what, color in [("cwnd_bytes", "cwnd", "tab:blue"), ("ssthresh_bytes", "ssthresh", "tab:orange"),
-                                        ("peer_window_bytes", "advertised window", "tab:green")]:
-                dense |= draw.series(ax, tr["time_s"], tr[column], self.t_end, color, what, step=True)
+        for ax, (t, reduced) in zip(p.axes, traces):
+            for column, what, color in windows:
+                dense |= draw.plot(ax, reduced[column], color, what)
             ax.set_ylim(bottom=0)
             draw.eng_axis(ax.yaxis, "B")
             ax.set_ylabel("window")
@@ -227,13 +235,17 @@ class _RunFigures:
         for t in names:
             tr = self.data.columns(t, ["time_s", "packets"])
             peak = int(tr["packets"].max()) if len(tr["packets"]) else 0
-            (shown if peak >= QUEUE_SHOWN else small).append((t, tr, peak))
+            if peak >= QUEUE_SHOWN:
+                shown.append((t, draw.reduce(tr["time_s"], tr["packets"], self.t_end, step=True), peak))
+            else:
+                small.append((t, None, peak))
+            del tr
         if not shown:
             return False
         title, lines = _title(self.s, "queue lengths")
         p = draw.Panels([draw.PANEL * 0.8] * len(shown), title, lines)
-        for ax, (t, tr, _) in zip(p.axes, shown):
-            dense |= draw.series(ax, tr["time_s"], tr["packets"].astype(np.float64), self.t_end, "tab:blue", "packets", step=True)
+        for ax, (t, reduced, _) in zip(p.axes, shown):
+            dense |= draw.plot(ax, reduced, "tab:blue", "packets")
             ax.set_ylim(bottom=0)
             draw.integer_axis(ax.yaxis)
             ax.text(1.01, 0.5, draw.label(t), transform=ax.transAxes, fontsize=8, va="center", ha="left")
@@ -336,16 +348,16 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
     has_tcp = any(t.startswith("tcp/") and not t.endswith("/receiver") for t in data.trace_names)
     has_queue = any(t.startswith(("queue/", "wlan/")) for t in data.trace_names)
     expected = 3 + has_tcp + has_queue + len(wlans)
-    figs = draw.Figures(d, progress, expected)
-    rf = _RunFigures(data, figs)
-    if rf.flows:
-        rf.throughput()
-        rf.delay_jitter()
-    rf.delay_cdf()
-    rf.tcp()
-    rf.queues()
-    for w in wlans:
-        rf.mac(w)
+    with draw.Figures(d, progress, expected) as figs:
+        rf = _RunFigures(data, figs)
+        if rf.flows:
+            rf.throughput()
+            rf.delay_jitter()
+        rf.delay_cdf()
+        rf.tcp()
+        rf.queues()
+        for w in wlans:
+            rf.mac(w)
     intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
              f"{s['simulated_s']:g} s simulated, {s['events_processed']} events.")
     tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))

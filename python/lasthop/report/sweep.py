@@ -175,14 +175,14 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None) 
     res = SweepResults.load(d)
     meta = json.loads((d / "sweep.json").read_text())
     metrics = [m for m in METRICS if not res.flows.empty and m[0] in res.flows] if res.params else []
-    figs = draw.Figures(d, progress, len(metrics))
     name = meta.get("scenario_name", "sweep")
-    if metrics:
-        x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
-        facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
-        for column, what, unit, scale in metrics:
-            fig, caption = _metric_figure(res, meta, column, what, unit, scale, x, facet, res.params[2:])
-            figs.add(fig, f"sweep_{column}", caption)
+    with draw.Figures(d, progress, len(metrics)) as figs:
+        if metrics:
+            x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
+            facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
+            for column, what, unit, scale in metrics:
+                fig, caption = _metric_figure(res, meta, column, what, unit, scale, x, facet, res.params[2:])
+                figs.add(fig, f"sweep_{column}", caption)
     grids = ", ".join(f"{g['path']} ∈ {{{', '.join(g['values'])}}}" for g in meta["grids"]) or "no grid"
     intro = html.escape(f"{meta['scenario_file']}: {grids}; {meta['seeds']} seed(s); {len(res.flows)} flow rows; "
                         f"{len(res.failed)} failed runs.")
