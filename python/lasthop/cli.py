@@ -321,6 +321,59 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
     console.print(Text(f"report: {path}"))
 
 
+@app.command()
+def compare(
+    directories: List[Path] = typer.Argument(..., help="Results directories of lasthop run or lasthop sweep."),
+    metric: List[str] = typer.Option([], "--metric", "-m", help="A flow metric (a column of flows.parquet), repeatable; "
+                                     "default goodput_bps, delay_ms_p99, jitter_ms_p99, loss_ratio."),
+    flow: List[str] = typer.Option([], "--flow", help="Only this flow (repeatable)."),
+    out: Path = typer.Option(Path("results") / "compare", "--out", "-o", help="Where compare.html and figures/ go."),
+    csv: Optional[Path] = typer.Option(None, "--csv", help="Also write the table (one row per directory, grid point, flow and metric) as CSV."),
+) -> None:
+    """Runs and sweeps side by side: a table of flow metrics (sweeps: mean ± 95 % interval over
+    seeds) and overlay figures, like flent's plots of several data files."""
+    from lasthop.compare import CompareError, metric_table, open_sources, wide_rows, write_figures
+
+    try:
+        sources = open_sources(directories)
+        table = metric_table(sources, metric or None, flow or None)
+    except CompareError as e:
+        raise _error(e)
+    columns, rows = wide_rows(table)
+    t = Table(title=Text("compare: " + " vs ".join(s.label for s in sources)))
+    for i, c in enumerate(columns):
+        t.add_column(Text(c), justify="right" if i >= len(columns) - len(set(table["metric"])) else "left")
+    for r in rows:
+        t.add_row(*(Text(c) for c in r))
+    console.print(t)
+    if csv is not None:
+        table.to_csv(csv, index=False)
+    page = write_figures(sources, table, out)
+    console.print(Text(f"figures: {page} ({out}/figures/)" + (f", table: {csv}" if csv else "")))
+
+
+@app.command()
+def plot(
+    directories: List[Path] = typer.Argument(..., help="Results directories of lasthop run (several: overlaid)."),
+    metric: str = typer.Option(..., "--metric", "-m", help="An interval column (goodput_bps, delay_mean_ms, ...), delay_ms "
+                               "(per packet) or a TCP trace column (cwnd_bytes, srtt_ms, ...)."),
+    flow: List[str] = typer.Option([], "--flow", help="Only this flow (repeatable)."),
+    cdf: bool = typer.Option(False, "--cdf", help="The distribution of the values (CDF) instead of the time series."),
+    ccdf: bool = typer.Option(False, "--ccdf", help="The complementary CDF, on a log probability axis."),
+    log: bool = typer.Option(False, "--log", help="A logarithmic value axis."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="The figure: .png, .svg or .pdf (default: results/plots/<metric>.png)."),
+) -> None:
+    """One metric of one or more runs over time, or its CDF/CCDF (like flent's plots)."""
+    from lasthop.compare import CompareError
+    from lasthop.plot import default_output, plot as draw_plot
+
+    try:
+        path = draw_plot(directories, metric, out or default_output(metric, cdf, ccdf), flow or None, cdf=cdf, ccdf=ccdf, log=log)
+    except CompareError as e:  # PlotError is one
+        raise _error(e)
+    console.print(Text(f"figure: {path}"))
+
+
 EXPORT_FORMATS = {"flent": "flent's .flent.gz (flent -i FILE -p totals plots it)"}
 
 
