@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import lasthop_cli
 
 
@@ -151,3 +153,25 @@ def test_misspelt_paths_names_and_choices_get_did_you_mean():
     assert r.stderr.rstrip().endswith('valid: "newreno", "cubic", "bbr"; did you mean "cubic"?')
     r = lasthop_cli("run", "--set", "flows.bulk.dst=reciever", "-q", "--no-report")
     assert r.stderr.rstrip().endswith('did you mean "receiver"?')
+
+
+def test_errors_in_bundled_scenarios_cite_no_line_of_a_file_the_user_cannot_open():
+    import lasthop
+
+    # Values that break the TOML document the core builds from the compiled-in text: its errors
+    # come with line numbers of that text, which lasthop must not pass on.
+    for name in ("dumbbell", "home"):
+        for path in ("flows.0.app", "simulation.duration", "links.0", "probes.tcp", "wlans"):
+            for value in ("{", "[1,", '"""', "a=b", "[[x]]", "1 2"):
+                with pytest.raises(lasthop.ScenarioError) as e:
+                    lasthop.Scenario.bundled(name, **{path: value})
+                message = str(e.value)
+                assert message.startswith(f"bundled scenario {name}: --set {path}=")
+                assert "line " not in message and "<bundled" not in message, message
+
+
+def test_report_of_a_misspelt_directory_says_which_one_exists(tmp_path):
+    (tmp_path / "results-db").mkdir()
+    r = lasthop_cli("report", str(tmp_path / "results-bd"))
+    assert r.returncode == 2
+    assert r.stderr == f"error: {tmp_path / 'results-bd'}: no such directory; did you mean {tmp_path / 'results-db'}?\n"

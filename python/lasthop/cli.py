@@ -306,7 +306,7 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
     """Regenerate report.html and the figures of a results directory."""
     from lasthop.report import run_report, sweep_report
 
-    kind = directory_kind(directory)
+    kind = directory_kind(_results_dir(directory))  # a missing or foreign directory: one error line
     progress = _LazyProgress()
     try:
         if kind == "sweep":
