@@ -55,7 +55,7 @@ fidelity: install
 # to target/x86_64-unknown-linux-gnu/, beside (not over) the editable install's target/release/.
 wheel: dist/.wheel-built
 
-dist/.wheel-built: $(SOURCES) LICENSE-MIT LICENSE-APACHE README.md
+dist/.wheel-built: $(SOURCES) LICENSE-MIT LICENSE-APACHE
 	@command -v cargo >/dev/null || { echo "building the wheel needs Rust (cargo): see https://rustup.rs"; exit 1; }
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet 'maturin[zig]>=1.7,<2' auditwheel
