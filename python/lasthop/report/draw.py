@@ -119,8 +119,10 @@ def legend_outside(ax, title: str | None = None) -> None:
 
 
 def eng_axis(axis, unit: str) -> None:
-    """Ticks in engineering notation with the unit: 10 Mb/s, 20 ms (no minor ticks: each
-    costs as much to draw as a labelled one)."""
+    """Ticks in engineering notation with the unit: 10 Mb/s, 20 ms; a handful of them and no
+    minor ticks (a tick costs matplotlib some milliseconds, the largest part of a figure)."""
+    if axis.get_scale() == "linear":
+        axis.set_major_locator(MaxNLocator(nbins=4))
     axis.set_major_formatter(EngFormatter(unit=unit))
     axis.set_minor_locator(NullLocator())
     axis.set_minor_formatter(NullFormatter())

@@ -133,6 +133,7 @@ class _RunFigures:
 
     def _xaxis(self, panels: draw.Panels) -> None:
         panels.axes[0].set_xlim(0, self.t_end)
+        panels.axes[0].xaxis.set_major_locator(draw.MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]))
         panels.axes[-1].set_xlabel("time (s)")
 
     def throughput(self) -> None:
