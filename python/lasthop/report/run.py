@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -35,6 +36,8 @@ MAX_RATE_PANELS = 4
 # Queues that never held this many packets are named in the caption, not drawn: at one or two
 # packets a queue flickers between states faster than a panel can show, a block of colour.
 QUEUE_SHOWN = 4
+# More flows than this in a panel are drawn as their median and range.
+MANY_FLOWS = 6
 
 ReportProgress = Callable[[int, int, str], None]
 
@@ -131,6 +134,27 @@ class _RunFigures:
         d = self.iv[flow]
         return draw.reduce(d["t_start_s"], d[column] * scale, self.t_end)
 
+    def _lines(self, flows: list[str], column: str, scale: float = 1.0) -> list[tuple[str, tuple, draw.Raw | draw.Envelope]]:
+        """(label, colour, series) to draw for `flows` in one panel: each flow, or beyond
+        MANY_FLOWS (sixteen saturated stations are a block of colour) their median with a band
+        from the lowest to the highest flow at each interval."""
+        if len(flows) <= MANY_FLOWS:
+            return [(f, self.colors[f], self._iv(f, column, scale)) for f in flows]
+        ts = np.unique(np.concatenate([self.iv[f]["t_start_s"] for f in flows]))
+        grid = np.full((len(flows), len(ts)), np.nan)
+        for i, f in enumerate(flows):
+            grid[i, np.searchsorted(ts, self.iv[f]["t_start_s"])] = self.iv[f][column] * scale
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an interval no flow has a value for stays NaN
+            lo, median, hi = np.nanmin(grid, axis=0), np.nanmedian(grid, axis=0), np.nanmax(grid, axis=0)
+        if draw.is_dense(len(ts)):
+            lo, hi = (draw.reduce(ts, v, self.t_end) for v in (lo, hi))
+            middle = draw.reduce(ts, median, self.t_end)
+            band = draw.Envelope(middle.t, lo.lo, hi.hi, middle.mean)
+        else:
+            band = draw.Envelope(ts, lo, hi, median)
+        return [(f"{len(flows)} flows: median,\nband: lowest to highest", "tab:blue", band)]
+
     def _xaxis(self, panels: draw.Panels) -> None:
         panels.axes[0].set_xlim(0, self.t_end)
         panels.axes[0].xaxis.set_major_locator(draw.MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]))
@@ -140,11 +164,12 @@ class _RunFigures:
         peaks = {f: float(np.nanmax(d["throughput_rx_bps"], initial=0.0)) for f, d in self.iv.items()}
         groups = rate_groups(peaks)
         title, lines = _title(self.s, "throughput at the receiver per flow")
-        p = draw.Panels([draw.panel_height(len(g)) for g in groups], title, lines)
-        dense = False
+        p = draw.Panels([draw.panel_height(min(len(g), MANY_FLOWS)) for g in groups], title, lines)
+        dense = many = False
         for ax, group in zip(p.axes, groups):
-            for f in group:
-                dense |= draw.plot(ax, self._iv(f, "throughput_rx_bps"), self.colors[f], f)
+            for name, color, series in self._lines(group, "throughput_rx_bps"):
+                dense |= draw.plot(ax, series, color, name)
+            many |= len(group) > MANY_FLOWS
             ax.set_ylim(bottom=0)
             draw.eng_axis(ax.yaxis, "b/s")
             draw.legend_outside(ax)
@@ -153,24 +178,24 @@ class _RunFigures:
         caption = "throughput at the receiver per interval"
         if len(groups) > 1:
             caption += f"; flows whose peak rates differ by more than {RATE_GROUP:g}x are in separate panels"
-        self.figs.add(p.fig, "throughput", caption + (_BAND if dense else ""))
+        self.figs.add(p.fig, "throughput", caption + (_MANY if many else _BAND if dense else ""))
 
     def delay_jitter(self) -> bool:
         with_delay = [f for f in self.flows if np.isfinite(self.iv[f]["delay_mean_ms"]).any()]
         if not with_delay:
             return False
         title, lines = _title(self.s, "one-way delay and jitter over time")
-        p = draw.Panels([draw.panel_height(len(with_delay)), draw.PANEL], title, lines)
+        p = draw.Panels([draw.panel_height(min(len(with_delay), MANY_FLOWS)), draw.PANEL], title, lines)
         logs, dense = [], False
         for ax, column, what in [(p.axes[0], "delay_mean_ms", "one-way delay\n(interval mean)"),
                                  (p.axes[1], "jitter_mean_ms", "mean |IPDV|\n(RFC 3393)")]:
-            reduced = {f: self._iv(f, column, 1e-3) for f in with_delay}
-            log = draw.wide(np.concatenate([draw.values(r) for r in reduced.values()]))
+            reduced = self._lines(with_delay, column, 1e-3)
+            log = draw.wide(np.concatenate([draw.values(r) for _, _, r in reduced]))
             if log:
-                ax.set_yscale("log")
+                ax.set_yscale("log", nonpositive="mask")  # zeros leave gaps, not drops to the edge
                 logs.append(what.split("\n")[0])
-            for f, r in reduced.items():
-                dense |= draw.plot(ax, r, self.colors[f], f, log=log)
+            for name, color, series in reduced:
+                dense |= draw.plot(ax, series, color, name, log=log)
             draw.eng_axis(ax.yaxis, "s")
             ax.set_ylabel(what)
         draw.legend_outside(p.axes[0])
@@ -178,7 +203,7 @@ class _RunFigures:
         caption = "one-way delay (mean of each interval) and jitter (mean |IPDV| of each interval)"
         if logs:
             caption += f"; log axis for {' and '.join(logs)} (flows at very different scales; intervals at 0 are not drawn)"
-        self.figs.add(p.fig, "delay", caption + (_BAND if dense else ""))
+        self.figs.add(p.fig, "delay", caption + (_MANY if len(with_delay) > MANY_FLOWS else _BAND if dense else ""))
         return True
 
     def delay_cdf(self) -> bool:
@@ -194,7 +219,7 @@ class _RunFigures:
             ax.plot(cdf["delay_ms"][m] / 1e3, cdf["quantile"][m], color=self.colors.get(f), label=draw.label(f))
         log = draw.wide(cdf["delay_ms"])
         if log:
-            ax.set_xscale("log")
+            ax.set_xscale("log", nonpositive="mask")
         draw.eng_axis(ax.xaxis, "s")
         ax.set_xlabel("one-way delay")
         ax.set_ylabel("fraction of packets")
@@ -296,6 +321,8 @@ def _count(v) -> str:
     return "–" if v is None else f"{int(v):,}".replace(",", "\u2009")
 
 
+_MANY = (f"; a panel of more than {MANY_FLOWS} flows shows their median at each interval (the line) and the band from the "
+         "lowest to the highest of them")
 _BAND = "; long series: the line is the mean of each of the figure's time slices, the band its minimum to maximum"
 
 MAC_COUNTERS = [("attempts", "attempts", "tab:blue"), ("retries", "retries", "tab:orange"), ("collisions", "collisions", "tab:purple"),

@@ -122,7 +122,7 @@ def _metric_figure(res, meta: dict, column: str, what: str, unit: str, scale: fl
             ax.set_xlabel(draw.label(x.name), fontsize=9)
     log = draw.wide(agg["mean"].to_numpy(dtype=float))
     if log:  # flows at very different scales (a download beside a voice call)
-        axes[0].set_yscale("log")
+        axes[0].set_yscale("log", nonpositive="mask")
     else:
         axes[0].set_ylim(bottom=0)
     _y_axis(axes[0], unit)
