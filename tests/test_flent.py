@@ -60,7 +60,8 @@ def test_flent_loads_the_series_of_the_run(dumbbell):
 
 def test_the_file_is_flents_json_and_the_same_run_gives_the_same_bytes(dumbbell, tmp_path):
     (a,) = export_flent(dumbbell, tmp_path / "a")
-    (b,) = export_flent(dumbbell, tmp_path / "b")
+    (b,) = export_flent(dumbbell, tmp_path / "b.flent.gz")  # a file name is taken as it is
+    assert b == tmp_path / "b.flent.gz"
     assert a.read_bytes() == b.read_bytes()
     data = json.loads(gzip.decompress(a.read_bytes()))
     # flent's ResultSet.serialise(): these keys, format version 4, every series as long as x_values.

@@ -11,7 +11,7 @@ import pytest
 import lasthop
 from lasthop.sweep import RunsFailed, SeedsWithoutEffect, SweepError, SweepFailed
 
-from conftest import ROOT, lasthop_cli
+from conftest import lasthop_cli
 
 SWEEP_MODULE = sys.modules["lasthop.sweep"]  # `lasthop.sweep` is also the function's name
 LOSSY = {"links.bottleneck.loss": [0.01]}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterable
 
 from lasthop._lazy import LazyModule
-from lasthop.errors import OutputError, did_you_mean, did_you_mean_path
+from lasthop.errors import did_you_mean, did_you_mean_path
 from lasthop.files import directory_kind
 
 pd = LazyModule("pandas")

@@ -42,13 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from lasthop import _core
-from lasthop._lazy import LazyModule
 from lasthop.errors import OutputError, did_you_mean
 from lasthop.files import directory_kind, safe_name
 from lasthop.results import Results
-
-pd = LazyModule("pandas")
 
 FILEFORMAT_VERSION = 4  # flent/resultset.py FILEFORMAT_VERSION
 SUFFIX = ".flent.gz"
@@ -268,8 +264,7 @@ def export_flent(directory: str | Path, out: str | Path | None = None, flows: It
     if kind == "run":
         data = flent_data(d, flows)
         target = Path(out) if out is not None else d
-        path = target / data["metadata"]["DATA_FILENAME"] if target.is_dir() or out is None or not str(target).endswith(SUFFIX) \
-            else target
+        path = target if target.name.endswith(SUFFIX) and not target.is_dir() else target / data["metadata"]["DATA_FILENAME"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(dumps(data))
         return [path]
