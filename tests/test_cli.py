@@ -153,6 +153,8 @@ def test_misspelt_paths_names_and_choices_get_did_you_mean():
     assert r.stderr.rstrip().endswith('valid: "newreno", "cubic", "bbr"; did you mean "cubic"?')
     r = lasthop_cli("run", "--set", "flows.bulk.dst=reciever", "-q", "--no-report")
     assert r.stderr.rstrip().endswith('did you mean "receiver"?')
+    r = lasthop_cli("run", "--set", "links.bottleneck.rate=10Mbs", "-q", "--no-report")  # units: the core's own
+    assert 'unknown unit "Mbs", did you mean "Mbps"?' in r.stderr
 
 
 def test_errors_in_bundled_scenarios_cite_no_line_of_a_file_the_user_cannot_open():

@@ -69,8 +69,8 @@ def test_an_unreachable_dask_scheduler_is_one_line_and_runs_nothing(tmp_path, mo
     assert not list((tmp_path / "d" / "runs").glob("*")), "nothing ran"
     r = lasthop_cli("sweep", "dumbbell", "--scheduler", "nonsense://x", "--out", str(tmp_path / "e"), "--no-report")
     assert r.returncode == 2
-    errors = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(errors) == 1 and errors[0].startswith("error: --scheduler nonsense://x: not a Dask scheduler address")
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --scheduler nonsense://x: not a Dask scheduler address"), lines
 
 
 def test_seeds_that_change_nothing_are_reported_once(tmp_path):

@@ -301,7 +301,8 @@ def sweep(
     except (*USER_ERRORS, SweepError) as e:
         raise _error(e)
     finally:
-        bar.stop()
+        if bar.tasks:  # stopping a bar never started prints an empty line after the error
+            bar.stop()
     if report:
         from lasthop.report import sweep_report
 
