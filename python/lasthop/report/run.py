@@ -71,10 +71,21 @@ class RunData:
     def columns(self, name: str, columns: list[str]) -> dict[str, np.ndarray]:
         if name in self._tables:
             t = self._tables[name].select(columns)
-        else:
-            # Not read_table (it imports pandas); one thread (the reader's pool is slower on two busy cores).
-            t = pq.ParquetFile(self._files[name], memory_map=True).read(columns=columns, use_threads=False)
-        return {c: _numpy(t.column(c)) for c in columns}
+            return {c: _numpy(t.column(c)) for c in columns}
+        # Not read_table (it imports pandas); one thread (the reader's pool is slower on two busy
+        # cores); numbers batch by batch into float64 arrays: reading a one-hour run's 9.5
+        # million queue changes whole took 380 MB for 150 MB of data.
+        f = pq.ParquetFile(self._files[name])
+        n = f.metadata.num_rows
+        schema = f.schema_arrow
+        text = [c for c in columns if pa.types.is_string(schema.field(c).type) or pa.types.is_large_string(schema.field(c).type)]
+        out = {c: (np.empty(n, dtype=object) if c in text else np.empty(n, dtype=np.float64)) for c in columns}
+        at = 0
+        for batch in f.iter_batches(batch_size=1 << 18, columns=columns, use_threads=False):
+            for c in columns:
+                out[c][at:at + batch.num_rows] = _numpy(batch.column(c))
+            at += batch.num_rows
+        return out
 
 
 _NUMPY_TYPES = {"double": "<f8", "float": "<f4", "uint64": "<u8", "int64": "<i8", "uint32": "<u4", "int32": "<i4",
