@@ -302,3 +302,27 @@ def test_progress_covers_the_whole_command(monkeypatch):
     p.bar.refresh()
     p.close()
     assert "figure 2/6" in out.getvalue() and "writing results" in out.getvalue()
+
+
+def test_figures_drawn_in_forked_children_are_the_bytes_drawn_here(run_dir, tmp_path, monkeypatch):
+    from lasthop.report import draw, run_report
+
+    forked = {p.name: p.read_bytes() for p in [run_dir / "report.html", *sorted((run_dir / "figures").iterdir())]}
+    here = tmp_path / "here"
+    shutil.copytree(run_dir, here)
+    monkeypatch.setattr(draw, "FORK", False)
+    run_report(here)
+    assert {p.name: p.read_bytes() for p in [here / "report.html", *sorted((here / "figures").iterdir())]} == forked
+
+
+def test_a_failing_figure_is_redone_here_and_raises_its_error(tmp_path):
+    from lasthop.report import draw
+
+    def broken() -> None:
+        raise ValueError("no column 'rtt' in trace tcp/bulk")
+
+    # In a forked child the error ends the child; the job is run again here, so the user sees
+    # the error itself rather than a missing figure.
+    with pytest.raises(ValueError, match="no column 'rtt'"):
+        with draw.Figures(tmp_path) as figs:
+            figs.job(broken)

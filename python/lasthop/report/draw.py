@@ -11,12 +11,15 @@ figures/ and inlined in report.html from the same bytes), the PNG once.
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
+import select
 import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import matplotlib
 import numpy as np
@@ -32,9 +35,9 @@ matplotlib.rcParams["svg.fonttype"] = "none"
 METADATA_SVG = {"Date": None}
 METADATA_PNG = {"Software": None}
 PNG_DPI = 100
-# PNGs rendered by forked children (see Figures); Linux only: fork is safe there with the
-# threads an Arrow or rich process has, as the children only render and exit.
-FORK_PNG = sys.platform == "linux"
+# Figures rendered by forked children (see Figures); Linux only: fork is safe there with the
+# threads an Arrow or rich process has, as the children only draw with matplotlib and exit.
+FORK = sys.platform == "linux"
 
 # Layout, in inches: the same for every figure so that time axes align on the page.
 WIDTH = 9.5
@@ -179,24 +182,39 @@ def values(series: Raw | Envelope) -> np.ndarray:
 
 class Figures:
     """The figures of one report: each saved as figures/<name>.svg and .png, and kept for the
-    page as (name, caption, inline svg). Use as a context manager: leaving it waits for the
-    PNGs.
+    page as (name, caption, inline svg) in the order they were asked for. Use as a context
+    manager: leaving it waits for every figure.
 
-    On Linux each PNG is rendered by a forked child while this process renders the SVG and
-    builds the next figure: the two renderings cost about the same, so a report takes about
-    half the time on two cores. The child inherits the figure as it is, renders it with Agg
-    and exits; the bytes are those a render here would give. A child that fails is redone
-    here. Elsewhere (no fork) the PNGs are rendered in turn."""
+    `job(build)` runs `build`, a function that draws figures and `add`s them. On Linux it runs
+    in a forked child, at most one per core at a time: the child inherits the data prepared
+    here, renders and writes its files, sends back names and captions, and exits, so a report
+    of six figures takes about half the time on two cores. A figure `add`ed here directly has
+    its PNG rendered by a forked child while this process renders the SVG. The bytes are those
+    rendering here would give; a child that fails has its job redone here, where its error is
+    raised. Without fork everything is rendered in turn."""
 
     def __init__(self, directory: Path, progress=None, total: int = 0):
         self.dir = directory / "figures"
         self.dir.mkdir(parents=True, exist_ok=True)
         for old in [*self.dir.glob("*.svg"), *self.dir.glob("*.png")]:  # an earlier report's figures
             old.unlink()
-        self.items: list[tuple[str, str, str]] = []
         self.progress = progress
         self.total = total
-        self._children: dict[int, tuple[Figure, Path]] = {}
+        self._fork = FORK and hasattr(os, "fork")
+        self._max_children = max(1, min(os.cpu_count() or 1, 4))
+        self._results: dict[int, list[tuple[str, str, str]]] = {}  # job number -> its figures
+        self._jobs = 0
+        self._done = 0
+        self._current = -1  # the job whose figures add() receives here (-1: figures added directly)
+        self._in_job = False
+        self._running: dict[int, tuple[int, int, Callable[[], object]]] = {}  # pid -> (job, pipe, build)
+        self._png_children: dict[int, tuple[Figure, Path, int]] = {}  # pid -> (figure, file, pipe)
+        self._received: dict[int, bytearray] = {}  # pipe -> what its child wrote so far
+        self._to_parent: int | None = None  # in a job's child: where its figures are reported
+
+    @property
+    def items(self) -> list[tuple[str, str, str]]:
+        return [item for job in sorted(self._results) for item in self._results[job]]
 
     def __enter__(self) -> "Figures":
         return self
@@ -204,9 +222,80 @@ class Figures:
     def __exit__(self, *exc) -> None:
         self.wait()
 
+    def job(self, build: Callable[[], object]) -> None:
+        number = self._jobs
+        self._jobs += 1
+        self._results[number] = []
+        if not self._fork:
+            self._run_here(number, build)
+            return
+        while len(self._running) >= self._max_children:
+            self._reap()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: draw, report, and leave without the parent's exit handlers
+            code = 1
+            try:
+                os.close(read)
+                self._to_parent = write
+                build()
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._running[pid] = (number, read, build)
+
+    def _run_here(self, number: int, build: Callable[[], object]) -> None:
+        self._current, self._in_job = number, True
+        try:
+            build()
+        finally:
+            self._current, self._in_job = -1, False
+        self._finished()
+
+    def _reap(self) -> None:
+        """Waits for one of this report's children to finish (by its pipe closing: os.wait
+        would also reap children that are not ours) and takes in what it drew."""
+        pipes = {fd: pid for pid, (_, fd, _) in self._running.items()}
+        pipes.update({fd: pid for pid, (_, _, fd) in self._png_children.items()})
+        while True:
+            for fd in select.select(list(pipes), [], [])[0]:
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    self._received.setdefault(fd, bytearray()).extend(chunk)
+                    continue
+                os.close(fd)
+                pid = pipes[fd]
+                status = os.waitpid(pid, 0)[1]
+                ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+                reported = self._received.pop(fd, bytearray()).decode("utf-8").splitlines()
+                if pid in self._png_children:
+                    fig, path, _ = self._png_children.pop(pid)
+                    if not ok:
+                        _save_png(fig, path)
+                    return
+                number, _, build = self._running.pop(pid)
+                if not ok:
+                    self._run_here(number, build)  # again here: the error, if any, is raised with its traceback
+                    return
+                for line in reported:
+                    name, caption = json.loads(line)
+                    self._results[number].append((name, caption, _inline((self.dir / f"{name}.svg").read_bytes())))
+                self._finished()
+                return
+
+    def _finished(self) -> None:
+        self._done += 1
+        if self.progress is not None:
+            self.progress(self._done, max(self.total, self._jobs), "drawing the report")
+
     def add(self, fig: Figure, name: str, caption: str) -> None:
         name = safe_name(name)  # flow and link names: the files stay inside figures/
-        self._png(fig, self.dir / f"{name}.png")
+        path = self.dir / f"{name}.png"
+        if self._to_parent is not None:  # in a job's child: render both here
+            _save_png(fig, path)
+        else:
+            self._png(fig, path)
         buf = io.BytesIO()
         with warnings.catch_warnings():
             # Missing glyphs in a scenario's names: the figure is still right.
@@ -214,32 +303,39 @@ class Figures:
             fig.savefig(buf, format="svg", metadata=METADATA_SVG)
         svg = buf.getvalue()
         (self.dir / f"{name}.svg").write_bytes(svg)
-        text = svg.decode("utf-8")
-        self.items.append((name, caption, text[text.index("<svg"):]))
-        if self.progress is not None:
-            self.progress(len(self.items), max(self.total, len(self.items)), "drawing the report")
+        if self._to_parent is not None:
+            os.write(self._to_parent, (json.dumps([name, caption]) + "\n").encode("utf-8"))
+            return
+        self._results.setdefault(self._current, []).append((name, caption, _inline(svg)))
+        if not self._in_job:  # added directly, not by a job
+            self._finished()
 
     def _png(self, fig: Figure, path: Path) -> None:
-        if FORK_PNG and hasattr(os, "fork"):
-            pid = os.fork()
-            if pid == 0:  # the child: render, and leave without running the parent's exit handlers
-                code = 1
-                try:
-                    _save_png(fig, path)
-                    code = 0
-                finally:
-                    os._exit(code)
-            self._children[pid] = (fig, path)
-        else:
+        if not self._fork:
             _save_png(fig, path)
+            return
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.close(read)
+                _save_png(fig, path)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._png_children[pid] = (fig, path, read)
 
     def wait(self) -> None:
-        """Waits for the PNG children; renders here what one failed to."""
-        while self._children:
-            pid, status = os.waitpid(next(iter(self._children)), 0)
-            fig, path = self._children.pop(pid)
-            if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-                _save_png(fig, path)
+        """Waits for every child; redoes here what one failed to."""
+        while self._running or self._png_children:
+            self._reap()
+
+
+def _inline(svg: bytes) -> str:
+    text = svg.decode("utf-8")
+    return text[text.index("<svg"):]
 
 
 def _save_png(fig: Figure, path: Path) -> None:

@@ -11,6 +11,7 @@ three-minute one does. Tables: per flow and per WLAN member, numbers in engineer
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import warnings
@@ -140,6 +141,10 @@ class _RunFigures:
         self.flows = list(dict.fromkeys(flow_col))
         self.colors = draw.flow_colors(self.flows)
         self.iv = {f: {k: v[flow_col == f] for k, v in iv.items()} for f in self.flows}
+        # Everything is read and reduced here, before the figures are drawn (in forked children).
+        self.cdf = data.columns("delay_cdf", ["flow", "quantile", "delay_ms"]) if "delay_cdf" in data.trace_names else None
+        self.tcp_traces = self._tcp_traces()
+        self.queue_traces = self._queue_traces()
 
     def _iv(self, flow: str, column: str, scale: float = 1.0) -> draw.Raw | draw.Envelope:
         d = self.iv[flow]
@@ -218,9 +223,9 @@ class _RunFigures:
         return True
 
     def delay_cdf(self) -> bool:
-        if "delay_cdf" not in self.data.trace_names:
+        cdf = self.cdf
+        if cdf is None:
             return False
-        cdf = self.data.columns("delay_cdf", ["flow", "quantile", "delay_ms"])
         names = cdf["flow"].astype(str)
         title, lines = _title(self.s, "one-way delay CDF")
         p = draw.Panels([draw.panel_height(len(set(names))) + 0.8], title, lines, sharex=False)
@@ -239,22 +244,24 @@ class _RunFigures:
         self.figs.add(p.fig, "delay_cdf", "one-way delay CDF per flow" + ("; log axis (flows at very different scales)" if log else ""))
         return True
 
-    def tcp(self) -> bool:
-        windows = [("cwnd_bytes", "cwnd", "tab:blue"), ("ssthresh_bytes", "ssthresh", "tab:orange"),
-                   ("peer_window_bytes", "advertised window", "tab:green")]
+    def _tcp_traces(self) -> list[tuple[str, dict]]:
         traces = []
         for t in [t for t in self.data.trace_names if t.startswith("tcp/") and not t.endswith("/receiver")]:
-            tr = self.data.columns(t, ["time_s", *(c for c, _, _ in windows)])
+            tr = self.data.columns(t, ["time_s", *(c for c, _, _ in TCP_WINDOWS)])
             if len(tr["time_s"]):
-                traces.append((t, {c: draw.reduce(tr["time_s"], tr[c], self.t_end, step=True) for c, _, _ in windows}))
+                traces.append((t, {c: draw.reduce(tr["time_s"], tr[c], self.t_end, step=True) for c, _, _ in TCP_WINDOWS}))
             del tr  # a long run's trace: only its envelopes are kept
+        return traces
+
+    def tcp(self) -> bool:
+        traces = self.tcp_traces
         if not traces:
             return False
         title, lines = _title(self.s, "TCP windows")
         p = draw.Panels([draw.panel_height(3)] * len(traces), title, lines)
         dense = False
         for ax, (t, reduced) in zip(p.axes, traces):
-            for column, what, color in windows:
+            for column, what, color in TCP_WINDOWS:
                 dense |= draw.plot(ax, reduced[column], color, what)
             ax.set_ylim(bottom=0)
             draw.eng_axis(ax.yaxis, "B")
@@ -266,17 +273,21 @@ class _RunFigures:
                       + (_BAND if dense else ""))
         return True
 
-    def queues(self) -> bool:
-        names = [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/"))]
-        shown, small, dense = [], [], False
-        for t in names:
+    def _queue_traces(self) -> tuple[list, list]:
+        """(drawn, named only): queues that held QUEUE_SHOWN packets, reduced, and the others."""
+        shown, small = [], []
+        for t in [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/"))]:
             tr = self.data.columns(t, ["time_s", "packets"])
-            peak = int(tr["packets"].max()) if len(tr["packets"]) else 0
+            peak = int(np.max(tr["packets"])) if len(tr["packets"]) else 0
             if peak >= QUEUE_SHOWN:
                 shown.append((t, draw.reduce(tr["time_s"], tr["packets"], self.t_end, step=True), peak))
             else:
                 small.append((t, None, peak))
             del tr
+        return shown, small
+
+    def queues(self) -> bool:
+        (shown, small), dense = self.queue_traces, False
         if not shown:
             return False
         title, lines = _title(self.s, "queue lengths")
@@ -332,6 +343,8 @@ def _count(v) -> str:
     return "–" if v is None else f"{int(v):,}".replace(",", "\u2009")
 
 
+TCP_WINDOWS = [("cwnd_bytes", "cwnd", "tab:blue"), ("ssthresh_bytes", "ssthresh", "tab:orange"),
+               ("peer_window_bytes", "advertised window", "tab:green")]
 _MANY = (f"; a panel of more than {MANY_FLOWS} flows shows their median at each interval (the line) and the band from the "
          "lowest to the highest of them")
 _BAND = "; long series: the line is the mean of each of the figure's time slices, the band its minimum to maximum"
@@ -384,19 +397,14 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
     data = RunData(d, results)
     s = data.summary
     wlans = [w for w in s.get("wlans") or [] if w.get("members")]
-    has_tcp = any(t.startswith("tcp/") and not t.endswith("/receiver") for t in data.trace_names)
-    has_queue = any(t.startswith(("queue/", "wlan/")) for t in data.trace_names)
-    expected = 3 + has_tcp + has_queue + len(wlans)
+    expected = 5 + len(wlans)
     with draw.Figures(d, progress, expected) as figs:
         rf = _RunFigures(data, figs)
-        if rf.flows:
-            rf.throughput()
-            rf.delay_jitter()
-        rf.delay_cdf()
-        rf.tcp()
-        rf.queues()
-        for w in wlans:
-            rf.mac(w)
+        jobs = [rf.throughput, rf.delay_jitter] if rf.flows else []
+        jobs += [rf.delay_cdf, rf.tcp, rf.queues, *(functools.partial(rf.mac, w) for w in wlans)]
+        figs.total = len(jobs)
+        for job in jobs:
+            figs.job(job)
     intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
              f"{s['simulated_s']:g} s simulated, {s['events_processed']} events.")
     tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))

@@ -10,6 +10,7 @@ grid's order, so no value is placed by a misread unit.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
@@ -68,11 +69,16 @@ def _grid_values(meta: dict, flows, path: str) -> list[str]:
     return [str(v) for v in dict.fromkeys(flows[path].astype(str))]
 
 
-def _metric_figure(res, meta: dict, column: str, what: str, unit: str, scale: float, x: Axis, facet: Axis | None,
-                   extra: list[str]) -> tuple:
+def _aggregate(res, column: str):
+    """Mean and 95 % CI per grid point and flow, the parameters as text (as in the grid)."""
     agg = res.aggregate(column, by=res.params)
     for p in res.params:
         agg[p] = agg[p].astype(str)
+    return agg
+
+
+def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: float, x: Axis, facet: Axis | None,
+                   extra: list[str]) -> tuple:
     facets = facet.values if facet else [None]
     ncols = min(len(facets), FACET_COLUMNS)
     nrows = math.ceil(len(facets) / ncols)
@@ -180,9 +186,14 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None) 
         if metrics:
             x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
             facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
-            for column, what, unit, scale in metrics:
-                fig, caption = _metric_figure(res, meta, column, what, unit, scale, x, facet, res.params[2:])
+            aggregates = {column: _aggregate(res, column) for column, *_ in metrics}  # here: the drawing is forked
+
+            def draw_metric(column: str, what: str, unit: str, scale: float) -> None:
+                fig, caption = _metric_figure(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:])
                 figs.add(fig, f"sweep_{column}", caption)
+
+            for metric in metrics:
+                figs.job(functools.partial(draw_metric, *metric))
     grids = ", ".join(f"{g['path']} ∈ {{{', '.join(g['values'])}}}" for g in meta["grids"]) or "no grid"
     intro = html.escape(f"{meta['scenario_file']}: {grids}; {meta['seeds']} seed(s); {len(res.flows)} flow rows; "
                         f"{len(res.failed)} failed runs.")
