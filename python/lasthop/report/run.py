@@ -402,9 +402,7 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
         rf = _RunFigures(data, figs)
         jobs = [rf.throughput, rf.delay_jitter] if rf.flows else []
         jobs += [rf.delay_cdf, rf.tcp, rf.queues, *(functools.partial(rf.mac, w) for w in wlans)]
-        figs.total = len(jobs)
-        for job in jobs:
-            figs.job(job)
+        figs.draw(jobs)
     intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
              f"{s['simulated_s']:g} s simulated, {s['events_processed']} events.")
     tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))

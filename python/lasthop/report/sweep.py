@@ -192,8 +192,7 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None) 
                 fig, caption = _metric_figure(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:])
                 figs.add(fig, f"sweep_{column}", caption)
 
-            for metric in metrics:
-                figs.job(functools.partial(draw_metric, *metric))
+            figs.draw([functools.partial(draw_metric, *metric) for metric in metrics])
     grids = ", ".join(f"{g['path']} ∈ {{{', '.join(g['values'])}}}" for g in meta["grids"]) or "no grid"
     intro = html.escape(f"{meta['scenario_file']}: {grids}; {meta['seeds']} seed(s); {len(res.flows)} flow rows; "
                         f"{len(res.failed)} failed runs.")
