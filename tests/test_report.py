@@ -318,11 +318,18 @@ def test_figures_drawn_in_forked_children_are_the_bytes_drawn_here(run_dir, tmp_
 def test_a_failing_figure_is_redone_here_and_raises_its_error(tmp_path):
     from lasthop.report import draw
 
+    def fine() -> None:
+        fig = draw.Figure(figsize=(2, 1))
+        fig.add_subplot().plot([0, 1], [0, 1])
+        figs.add(fig, "fine", "a line")
+
     def broken() -> None:
         raise ValueError("no column 'rtt' in trace tcp/bulk")
 
-    # In a forked child the error ends the child; the job is run again here, so the user sees
-    # the error itself rather than a missing figure.
+    # With two or more processes the second build runs in a forked child, where the error ends
+    # the child; the build is run again here, so the user sees the error itself rather than a
+    # missing figure. The first build's figure is drawn all the same.
     with pytest.raises(ValueError, match="no column 'rtt'"):
         with draw.Figures(tmp_path) as figs:
-            figs.job(broken)
+            figs.draw([fine, broken])
+    assert (tmp_path / "figures" / "fine.svg").exists() and (tmp_path / "figures" / "fine.png").exists()
