@@ -5,7 +5,8 @@ envelopes.
 Every figure is the same width with the same left and right margins, so the time axes of a
 run's figures line up when the page shows them one above the other; legends sit in the right
 margin, off the data. Each figure is rendered once per format: the SVG once (written to
-figures/ and inlined in report.html from the same bytes), the PNG once.
+figures/ and inlined in report.html from the same bytes), the PNG once; the figures of a report
+are split over one process per core (Figures).
 """
 
 from __future__ import annotations

@@ -4,9 +4,14 @@ Figures, each drawn once and all with the same time axis (0 to the simulated tim
 throughput at the receiver per flow, in one panel per group of flows of similar rate (a 20 Mb/s
 download beside a 50 kb/s game would flatten the game); one-way delay and jitter per flow (log
 axis when flows differ by more than 100x); the delay CDF; TCP windows of traced flows; queue
-lengths of traced queues that ever held a packet; the MAC counters of each WLAN. Long series are
-drawn as min/max envelopes (lasthop.report.envelope), so a one-hour run costs about what a
-three-minute one does. Tables: per flow and per WLAN member, numbers in engineering notation.
+lengths of traced queues that held at least QUEUE_SHOWN packets (the others are named); the MAC
+counters of each WLAN. Long series are drawn as min/max envelopes (lasthop.report.envelope), so a
+one-hour run costs about what a three-minute one does, and a panel of more than MANY_FLOWS flows
+as their median and range. Tables: per flow, per WLAN member and per W-CDMA direction, numbers
+in engineering notation.
+
+All data is read and reduced first (RunData, _RunFigures.__init__); each figure is then drawn
+by a build that draw.Figures may run in a forked process.
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ class RunData:
             index = {p.stem: p.stem for p in sorted((directory / "traces").glob("*.parquet"))}
         self._files = {name: directory / "traces" / f"{stem}.parquet" for stem, name in index.items()}
         self._files["intervals"] = directory / "intervals.parquet"
-        self.trace_names = [n for n in index.values()]
+        self.trace_names = list(index.values())
 
     def columns(self, name: str, columns: list[str]) -> dict[str, np.ndarray]:
         if name in self._tables:
