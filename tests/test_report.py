@@ -229,19 +229,19 @@ def test_sweep_report_facets_by_the_second_parameter(sweep_dir):
     texts = _texts(svg)
     # One panel per queue value, titled with the parameter's name; the x axis names the first
     # parameter with its unit and has integer ticks 10 and 20; lines per flow and per value of
-    # the third parameter, named in the legend.
+    # the third parameter, named in the legend (its title names the parameter).
     assert _axes(svg) == 2
     for q in ["20p", "200p"]:
         assert f"links.bottleneck.queue = {q}" in texts
     assert "links.bottleneck.rate (Mbps)" in texts and "10" in texts and "20" in texts and "10.0" not in texts
-    assert "bulk, flows.bulk.tcp.sack = true" in texts and "voice, flows.bulk.tcp.sack = false" in texts
+    assert "flows.bulk.tcp.sack" in texts and "bulk, true" in texts and "voice, false" in texts
 
 
 def test_sweep_legend_is_off_the_data(sweep_dir):
     svg = (sweep_dir / "figures" / "sweep_goodput_bps.svg").read_text()
     # Legend entries start right of every panel's plot area (the rightmost x of a clip rectangle).
     clips = [float(x) + float(w) for x, w in re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', svg)]
-    legend_x = [float(x) for x in re.findall(r'<text[^>]*x="([\d.]+)"[^>]*>(?:bulk|voice),', svg)]
+    legend_x = [float(x) for x in re.findall(r'<text[^>]*x="([\d.]+)"[^>]*>(?:bulk|voice), (?:true|false)<', svg)]
     assert clips and legend_x and min(legend_x) > max(clips)
 
 

@@ -30,6 +30,8 @@ METRICS = [("goodput_bps", "goodput", "b/s", 1.0), ("delay_ms_p99", "one-way del
 
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s.+-][^\s]*)?\s*$")
 FACET_COLUMNS = 3
+# (marker, line style) per value of the parameters beyond the second.
+STYLES = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-.")]
 FACET_HEIGHT = 2.1
 
 
@@ -85,6 +87,7 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
     flows = list(dict.fromkeys(agg["name"]))
     colors = draw.flow_colors(flows)
     lines_keys = list(dict.fromkeys(zip(*(agg[c] for c in ["name", *extra])))) if len(agg) else []
+    extra_values = list(dict.fromkeys(k[1:] for k in lines_keys))
     height = max(FACET_HEIGHT, draw.LEGEND_ROW * len(lines_keys) + 0.4) if nrows == 1 else FACET_HEIGHT
     title, title_lines = draw.title_lines(
         f"{what} vs {x.path}", str(meta.get("scenario_name", "sweep")),
@@ -96,6 +99,10 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
     plot_w = draw.WIDTH - draw.LEFT - draw.RIGHT
     col_gap = 0.25
     w = (plot_w - col_gap * (ncols - 1)) / ncols
+    means = agg["mean"].to_numpy(dtype=float) * scale
+    log = draw.wide(means)  # flows at very different scales (a download beside a voice call)
+    # On a log axis an interval reaching 0 or below is drawn down to the bottom edge, `floor`.
+    floor = 0.5 * float(means[means > 0].min()) if log else 0.0
     axes = []
     for i, fv in enumerate(facets):
         r, c = divmod(i, ncols)
@@ -113,10 +120,13 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
             if s.empty:
                 continue
             s = s.assign(_x=[x.positions[v] for v in s[x.path]]).sort_values("_x")
-            label = draw.label(", ".join([key[0], *(f"{col} = {val}" for col, val in zip(extra, key[1:]))]))
-            ci = s["ci95"].to_numpy(dtype=float) * scale
-            ax.errorbar(s["_x"], s["mean"] * scale, yerr=np.where(np.isnan(ci), 0.0, ci), marker="o", markersize=4,
-                        capsize=3, linewidth=1.2, color=colors[key[0]], label=label)
+            label = draw.label(", ".join(key))  # the legend's title names the parameters
+            ci = np.nan_to_num(s["ci95"].to_numpy(dtype=float) * scale)
+            mean = s["mean"].to_numpy(dtype=float) * scale
+            below = np.minimum(ci, mean - floor) if log else ci
+            style = extra_values.index(key[1:]) % len(STYLES)  # a flow's colour, a line style per further value
+            ax.errorbar(s["_x"], mean, yerr=[np.maximum(below, 0.0), ci], marker=STYLES[style][0],
+                        linestyle=STYLES[style][1], markersize=4, capsize=3, linewidth=1.2, color=colors[key[0]], label=label)
         if fv is not None:
             ax.set_title(draw.label(facet.describe(fv)), fontsize=9)
         _x_ticks(ax, x)
@@ -126,9 +136,9 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
             ax.tick_params(labelleft=False)
         if r == nrows - 1 or i + ncols >= len(facets):
             ax.set_xlabel(draw.label(x.name), fontsize=9)
-    log = draw.wide(agg["mean"].to_numpy(dtype=float))
-    if log:  # flows at very different scales (a download beside a voice call)
+    if log:
         axes[0].set_yscale("log", nonpositive="mask")
+        axes[0].set_ylim(bottom=floor)
     else:
         axes[0].set_ylim(bottom=0)
     _y_axis(axes[0], unit)
@@ -140,13 +150,13 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
                 handles.append(h)
                 labels.append(lab)
     legend_ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
-                     title="flow" + "".join(f", {e}" for e in extra), title_fontsize=8, alignment="left")
+                     title=draw.label(",\n".join(["flow", *extra])), title_fontsize=8, alignment="left")
     fig.suptitle(title, x=(draw.LEFT + plot_w / 2) / draw.WIDTH, y=1 - 0.08 / total, va="top", fontsize=11)
     caption = f"{what} against {x.name}, mean ± 95 % CI across seeds (Student t), one line per flow"
     if facet:
         caption += f"; one panel per value of {facet.name}"
     if log:
-        caption += "; log axis (flows at very different scales)"
+        caption += "; log axis (flows at very different scales): a bar down to the bottom edge is an interval that includes 0"
     return fig, caption
 
 
