@@ -27,6 +27,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, MaxNLocator, NullFormatter, NullLocator
 
+from lasthop.errors import OutputError
 from lasthop.files import safe_name
 from lasthop.report.envelope import BINS, Envelope, envelope, is_dense
 
@@ -39,8 +40,18 @@ PNG_DPI = 100
 # Figures rendered by forked children (see Figures); Linux only: fork is safe there with the
 # threads an Arrow or rich process has, as the children only draw with matplotlib and exit.
 FORK = sys.platform == "linux"
-# Processes drawing a report's figures (this one included): one per core, at most four.
-PROCESSES = max(1, min(os.cpu_count() or 1, 4))
+# Processes drawing a report's figures (this one included): one per core, at most four;
+# LASTHOP_REPORT_PROCESSES=1 draws everything in the calling process.
+def _processes() -> int:
+    text = os.environ.get("LASTHOP_REPORT_PROCESSES", "").strip()
+    if not text:
+        return max(1, min(os.cpu_count() or 1, 4))
+    if not text.isdigit() or int(text) < 1:
+        raise OutputError(f"LASTHOP_REPORT_PROCESSES={text!r}: expected a whole number of processes, 1 or more")
+    return int(text)
+
+
+PROCESSES = _processes()
 
 # Layout, in inches: the same for every figure so that time axes align on the page.
 WIDTH = 9.5
@@ -204,7 +215,7 @@ class Figures:
             old.unlink()
         self.progress = progress
         self.total = total
-        self._fork = FORK and hasattr(os, "fork")
+        self._fork = FORK and hasattr(os, "fork") and PROCESSES > 1
         self._results: dict[int, list[tuple[str, str, str]]] = {}  # build number -> its figures
         self._done = 0
         self._current = -1  # the build whose figures add() receives (-1: figures added directly)
