@@ -6,8 +6,11 @@ Targets: `lasthop --help` <= 0.3 s; `lasthop run home` <= 1.5 s; the report <= 2
 (the run with its report against the same run with --no-report); a one-hour home run's report
 <= 5 s and <= 500 MB (`lasthop report DIR` alone, reading the run back from disk).
 
+With --baseline, another lasthop (an older checkout) is measured in the same repetitions,
+alternating with this one, so both see the same load on the machine.
+
     python bench/report_speed.py [--append BENCHMARKS.md] [--repeats 5] [--long-repeats 3]
-    python bench/report_speed.py --lasthop "env PYTHONPATH=/tmp/old/python python -m lasthop" --label before
+    python bench/report_speed.py --baseline "env PYTHONPATH=/tmp/old/python python -m lasthop" --baseline-label 469d902
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -32,59 +34,68 @@ def _default_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "lasthop"]
 
 
-class Bench:
-    def __init__(self, command: list[str]):
-        self.command = command
+def once(command: list[str], args: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one `lasthop ARGS` process."""
+    t = time.perf_counter()
+    p = subprocess.Popen([*command, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    code = os.waitstatus_to_exitcode(status)
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    p.returncode = code
+    if code != 0:
+        raise SystemExit(f"{' '.join(command)} {' '.join(args)} failed ({code}): {err[-2000:]}")
+    return wall, usage.ru_maxrss / 1024.0  # ru_maxrss is in KiB on Linux
 
-    def once(self, args: list[str]) -> tuple[float, float]:
-        """Wall seconds and peak RSS (MiB) of one `lasthop ARGS` process."""
-        t = time.perf_counter()
-        p = subprocess.Popen([*self.command, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
-            raise SystemExit(f"lasthop {' '.join(args)} failed ({p.returncode}): {p.stderr.read().decode()[-2000:]}")
-        p.stderr.close()
-        return wall, usage.ru_maxrss / 1024.0  # ru_maxrss is in KiB on Linux
 
-    def median(self, args: list[str], n: int) -> dict:
-        runs = [self.once(args) for _ in range(n)]
-        walls = [w for w, _ in runs]
-        return {"median": statistics.median(walls), "min": min(walls), "max": max(walls),
-                "rss": max(r for _, r in runs), "n": n}
+def measure(cases: list[tuple[list[str], list[str]]], n: int) -> list[dict]:
+    """`n` repetitions of each (command, args), alternating; per case the median, min, max and
+    peak RSS."""
+    runs: list[list[tuple[float, float]]] = [[] for _ in cases]
+    for _ in range(n):
+        for i, (command, args) in enumerate(cases):
+            runs[i].append(once(command, args))
+    out = []
+    for r in runs:
+        walls = [w for w, _ in r]
+        out.append({"median": statistics.median(walls), "min": min(walls), "max": max(walls), "rss": max(m for _, m in r)})
+    return out
 
 
 def _cell(m: dict) -> str:
     return f"{m['median']:.2f} ({m['min']:.2f}–{m['max']:.2f})"
 
 
-def measure(bench: Bench, repeats: int, long_repeats: int, work: Path) -> list[str]:
-    rows = []
-    m = bench.median(["--help"], max(repeats, 9))
-    rows.append(f"| `lasthop --help` | {_cell(m)} | {m['rss']:.0f} | ≤ 0.3 s |")
-    shares = []
+def _cells(ms: list[dict]) -> str:
+    return " | ".join(f"{_cell(m)} | {m['rss']:.0f}" for m in ms)
+
+
+def table(commands: list[list[str]], repeats: int, long_repeats: int, work: Path) -> list[str]:
+    def each(args: list[str], n: int, out: str | None = None, suffix: str = "") -> list[dict]:
+        """`lasthop ARGS` for every command, each writing its own directory (`--out`)."""
+        cases = []
+        for i, c in enumerate(commands):
+            extra = ["--out", f"{out}-{i}{suffix}"] if out else []
+            cases.append((c, [*args, *extra]))
+        return measure(cases, n)
+
+    rows = [f"| `lasthop --help` | {_cells(each(['--help'], max(repeats, 9)))} | ≤ 0.3 s |"]
     for sc in SCENARIOS:
-        out = work / sc
-        with_report = bench.median(["run", sc, "--out", str(out), "--force", "-q"], repeats)
-        without = bench.median(["run", sc, "--out", str(out), "--force", "-q", "--no-report"], repeats)
-        share = max(0.0, with_report["median"] - without["median"]) / with_report["median"]
-        shares.append(share)
-        target = "≤ 1.5 s" if sc == "home" else ""
-        rows.append(f"| `lasthop run {sc}` | {_cell(with_report)} | {with_report['rss']:.0f} | {target} |")
-        rows.append(f"| `lasthop run {sc} --no-report` (report's share of the run: **{100 * share:.0f} %**) | "
-                    f"{_cell(without)} | {without['rss']:.0f} | ≤ 20 % |")
-    out = work / "home-1h"
-    long_with = bench.median(["run", "home", *LONG, "--out", str(out), "--force", "-q"], long_repeats)
-    long_without = bench.median(["run", "home", *LONG, "--out", str(out) + "-nr", "--force", "-q", "--no-report"], long_repeats)
-    shutil.rmtree(str(out) + "-nr", ignore_errors=True)
-    report_alone = bench.median(["report", str(out)], long_repeats)
-    share = max(0.0, long_with["median"] - long_without["median"]) / long_with["median"]
-    rows.append(f"| `lasthop run home --set simulation.duration=3600s` | {_cell(long_with)} | {long_with['rss']:.0f} | |")
-    rows.append(f"| the same with `--no-report` (report phase {long_with['median'] - long_without['median']:.2f} s, "
-                f"**{100 * share:.0f} %** of the run) | {_cell(long_without)} | {long_without['rss']:.0f} | ≤ 5 s, ≤ 20 % |")
-    rows.append(f"| `lasthop report` of that one-hour run (reads it back) | {_cell(report_alone)} | {report_alone['rss']:.0f} | "
-                f"≤ 5 s, ≤ 500 MB |")
+        with_report = each(["run", sc, "--force", "-q"], repeats, str(work / sc))
+        without = each(["run", sc, "--force", "-q", "--no-report"], repeats, str(work / sc), "-nr")
+        shares = " / ".join(f"{100 * max(0.0, w['median'] - n['median']) / w['median']:.0f} %" for w, n in zip(with_report, without))
+        rows.append(f"| `lasthop run {sc}` | {_cells(with_report)} | {'≤ 1.5 s' if sc == 'home' else ''} |")
+        rows.append(f"| `lasthop run {sc} --no-report` (the report's share of the run: **{shares}**) | {_cells(without)} | ≤ 20 % |")
+    long_out = str(work / "home-1h")
+    long_with = each(["run", "home", *LONG, "--force", "-q"], long_repeats, long_out)
+    long_without = each(["run", "home", *LONG, "--force", "-q", "--no-report"], long_repeats, long_out, "-nr")
+    report_alone = measure([(c, ["report", f"{long_out}-{i}"]) for i, c in enumerate(commands)], long_repeats)
+    phases = " / ".join(f"{w['median'] - n['median']:.1f} s, {100 * max(0.0, w['median'] - n['median']) / w['median']:.0f} %"
+                        for w, n in zip(long_with, long_without))
+    rows.append(f"| `lasthop run home --set simulation.duration=3600s` | {_cells(long_with)} | |")
+    rows.append(f"| the same with `--no-report` (the report phase: **{phases}** of the run) | {_cells(long_without)} | ≤ 5 s, ≤ 20 % |")
+    rows.append(f"| `lasthop report` of that one-hour run (reads it back) | {_cells(report_alone)} | ≤ 5 s, ≤ 500 MB |")
     return rows
 
 
@@ -93,26 +104,31 @@ def main() -> None:
     ap.add_argument("--append", type=Path, help="Append the table to this Markdown file.")
     ap.add_argument("--repeats", type=int, default=5, help="Repetitions of each short case (median reported).")
     ap.add_argument("--long-repeats", type=int, default=3, help="Repetitions of each one-hour case.")
-    ap.add_argument("--lasthop", help="The command to measure (default: this environment's lasthop).")
-    ap.add_argument("--label", default="", help="Names the measured version in the heading (e.g. before).")
+    ap.add_argument("--baseline", help="Another lasthop command to measure alongside (e.g. an older checkout).")
+    ap.add_argument("--baseline-label", default="baseline", help="Its name in the table's heading.")
     args = ap.parse_args()
-    bench = Bench(shlex.split(args.lasthop) if args.lasthop else _default_command())
+    commands = [_default_command()]
+    labels = ["this version"]
+    if args.baseline:
+        commands.insert(0, shlex.split(args.baseline))
+        labels.insert(0, args.baseline_label)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as d:
-        rows = measure(bench, args.repeats, args.long_repeats, Path(d))
+        rows = table(commands, args.repeats, args.long_repeats, Path(d))
     load_after = os.getloadavg()[0]
-    label = f" ({args.label})" if args.label else ""
+    head = " | ".join(f"{lab}: wall s, median (min–max) | {lab}: peak RSS MiB" for lab in labels)
     lines = [
         "",
-        f"## Reports and start-up{label}",
+        "## Reports and start-up",
         "",
         f"Made by `make bench` (`python bench/report_speed.py`): each case a whole `lasthop` process timed from outside, "
         f"median of {args.repeats} (one-hour cases: {args.long_repeats}; `--help`: {max(args.repeats, 9)}), min–max in "
         f"brackets; peak RSS the largest of the repetitions; {os.cpu_count()} cores, load average {load_before:.1f} before "
-        f"and {load_after:.1f} after (other work on the machine slows every row).",
+        f"and {load_after:.1f} after (other work on the machine slows every row)."
+        + (f" {labels[0]} and {labels[1]} are measured in the same repetitions, one after the other." if args.baseline else ""),
         "",
-        "| command | wall s, median (min–max) | peak RSS MiB | target |",
-        "|---|---|---|---|",
+        f"| command | {head} | target |",
+        "|---|" + "---|---|" * len(commands) + "---|",
         *rows,
         "",
     ]
