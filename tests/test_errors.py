@@ -2,6 +2,7 @@
 should not be. Each test reproduces a reported case through the CLI or the Python API and
 asserts the one clear error line (or the correct result)."""
 
+import importlib
 import json
 import os
 import signal
@@ -275,7 +276,7 @@ def test_a_run_past_its_time_limit_is_recorded_and_the_sweep_exits_non_zero(tmp_
     assert len(list((out / "runs").glob("*/summary.json"))) == 1, "the other run finished"
 
 
-SWEEP_MODULE = sys.modules["lasthop.sweep"]  # `lasthop.sweep` is also the function's name
+SWEEP_MODULE = importlib.import_module("lasthop.sweep")  # `lasthop.sweep` is also the function's name
 _execute = SWEEP_MODULE._execute
 
 
