@@ -26,8 +26,8 @@ pub enum Event {
     TcpTimer { flow: u32, end: End },
     /// A packet reaches `node` from its neighbour `from` over a hop.
     NodeArrive { node: u32, from: u32, pkt: u32 },
-    /// A Snoop agent's local retransmission timer.
-    SnoopTimer { snoop: u32 },
+    /// A packet processor's timer (Snoop's local retransmission timer).
+    ProcessorTimer { processor: u32 },
     /// A host's CPU finished the application work in service (stale unless `generation`
     /// is the CPU's current one).
     CpuDone { node: u32, generation: u32 },

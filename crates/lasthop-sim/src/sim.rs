@@ -22,7 +22,8 @@ use crate::scenario::{App, Edge, Scenario, Topology, Transport, WcdmaUplink};
 use crate::cellular::build::build_rlc;
 use crate::wifi::build::build_dcf;
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
-use lasthop_core::mechanisms::error_generator::{PacketErrorGenerator, Verdict};
+use lasthop_core::mechanisms::error_generator::PacketErrorGenerator;
+use lasthop_core::mechanisms::processor::{Processor, Verdict};
 use lasthop_core::mechanisms::receiver_awnd::ReceiverAwnd;
 use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
 use lasthop_core::mechanisms::snoop::{LocalTimer, SnoopAgent, SnoopConfig};
@@ -57,14 +58,14 @@ struct Capture {
     pcap: crate::pcap::PcapWriter,
 }
 
-/// A Snoop agent on the interface of `node` towards `peer`, with its pending timer event.
-struct SnoopState {
+/// A packet processor on the interface of `node` towards `peer` (every interface of the node
+/// when `peer` is None), with its pending timer event.
+struct Attached {
     node: u32,
-    peer: u32,
-    agent: SnoopAgent,
+    peer: Option<u32>,
+    processor: Processor,
     scheduled: Option<Time>,
 }
-
 
 /// Default bytes per application read when a read rate is set (paper 000's 8 KiB buffer).
 pub const DEFAULT_READ_SIZE: Bytes = Bytes(8 * 1024);
@@ -141,19 +142,18 @@ pub struct Simulation {
     hop_bufs: Vec<Vec<HopEvent>>,
     /// routes[node * n + dst] = where node sends packets for dst.
     routes: Vec<Egress>,
-    /// SAP-LAW processors and, per node, the one attached there.
-    saps: Vec<(String, SapLaw)>,
-    snoops: Vec<SnoopState>,
+    /// Packet processors (SAP-LAW, Snoop, error generators, in that order of attachment).
+    processors: Vec<Attached>,
+    /// chains[node * n + peer]: the processors on that interface, top-down (empty: none at all).
+    chains: Vec<Vec<u32>>,
+    /// Reused for the packets a processor emits.
+    emitted: Vec<Packet>,
     /// Receivers whose awnd follows the retransmissions observed on an RLC downlink:
     /// (flow, RLC hop, MSS, last retransmission count used, most used).
     live_awnd: Vec<(usize, usize, u32, u32, u32)>,
-    sap_at: Vec<Option<usize>>,
     captures: Vec<Capture>,
     /// next_node[node * n + dst]: the neighbour a packet for dst goes to.
     next_node: Vec<u32>,
-    gens: Vec<PacketErrorGenerator>,
-    /// gen_on_hop[from * n + to]: index into `gens`, u32::MAX for none (empty if no generators).
-    gen_on_hop: Vec<u32>,
     n_nodes: usize,
     node_names: Vec<String>,
     /// Per node: what its own work costs, and its CPU (used only by nodes with a device).
@@ -259,50 +259,8 @@ impl Simulation {
                 };
             }
         }
-        // Packet error generators, keyed by the hop (sending node, next node) they sit on.
-        let mut gens = Vec::new();
-        let mut gen_on_hop = Vec::new();
-        if !scenario.error_generators.is_empty() {
-            gen_on_hop = vec![u32::MAX; n * n];
-            for (i, g) in scenario.error_generators.iter().enumerate() {
-                let a = topo.index(g.node.get_ref()).expect("validated");
-                let b = topo.index(g.peer.get_ref()).expect("validated");
-                use crate::scenario::GeneratorDirection as D;
-                for (from, to, applies) in [(a, b, g.direction != D::In), (b, a, g.direction != D::Out)] {
-                    if applies {
-                        let stream = rng.stream(&format!("error_generator/{i}/{from}->{to}"));
-                        gen_on_hop[from * n + to] = gens.len() as u32;
-                        gens.push(PacketErrorGenerator::new(g.rate, g.spare_syn, g.spare_fin, stream));
-                    }
-                }
-            }
-        }
-        let mut saps = Vec::new();
-        let mut sap_at = vec![None; n];
-        for w in &scenario.wlans {
-            if let (Some(sl), Some(ap)) = (&w.sap_law, &w.ap) {
-                sap_at[topo.index(ap.get_ref()).expect("validated")] = Some(saps.len());
-                let cfg = SapLawConfig { capacity_bps: sl.capacity.0 as f64, period: sl.period, gain: sl.gain };
-                saps.push((ap.get_ref().clone(), SapLaw::new(cfg)));
-            }
-        }
-        let snoops = scenario
-            .snoop
-            .iter()
-            .map(|sn| SnoopState {
-                node: topo.index(sn.node.get_ref()).expect("validated") as u32,
-                peer: topo.index(sn.peer.get_ref()).expect("validated") as u32,
-                agent: SnoopAgent::new(SnoopConfig {
-                    timer: if sn.rtt_timer {
-                        LocalTimer::Rtt { min: Duration(sn.local_timeout.0 / 10) }
-                    } else {
-                        LocalTimer::Fixed(sn.local_timeout)
-                    },
-                    ..SnoopConfig::default()
-                }),
-                scheduled: None,
-            })
-            .collect();
+        let processors = attach_processors(&scenario, &topo, &rng);
+        let chains = interface_chains(&processors, n);
         let end = Time(scenario.simulation.duration.0);
         let interval = scenario.simulation.interval;
         let mut sim = Simulation {
@@ -314,14 +272,12 @@ impl Simulation {
             hops,
             hop_bufs: Vec::new(),
             routes,
-            saps,
-            sap_at,
-            snoops,
+            processors,
+            chains,
+            emitted: Vec::new(),
             live_awnd: Vec::new(),
             next_node,
             captures: Vec::new(),
-            gens,
-            gen_on_hop,
             n_nodes: n,
             node_names: topo.names.clone(),
             devices: topo.names.iter().map(|name| scenario.device_of(name)).collect(),
@@ -481,32 +437,30 @@ impl Simulation {
         self.captures[i].pcap.bytes()
     }
 
-    /// A packet reaching `node` from `from`: a Snoop agent on that interface may retransmit
-    /// locally and absorb a duplicate ACK. Returns true if the packet goes no further.
-    fn snoop_absorbs(&mut self, node: u32, from: u32, p: &Packet) -> bool {
-        let mut absorbed = false;
-        for i in 0..self.snoops.len() {
-            if self.snoops[i].node != node || self.snoops[i].peer != from {
-                continue;
+    /// A packet reaching `node` from `from` runs the processors of that interface bottom-up: a
+    /// Snoop agent may retransmit locally and absorb a duplicate ACK. True if it goes no further.
+    fn ingress_absorbs(&mut self, node: u32, from: u32, p: &mut Packet) -> bool {
+        let iface = node as usize * self.n_nodes + from as usize;
+        for pos in (0..self.chains[iface].len()).rev() {
+            let k = self.chains[iface][pos] as usize;
+            let mut emit = std::mem::take(&mut self.emitted);
+            let verdict = self.processors[k].processor.ingress(self.now, p, &mut emit);
+            self.send_emitted(k, &mut emit);
+            self.emitted = emit;
+            self.arm_processor(k);
+            if let Verdict::Drop(cause) = verdict {
+                self.drop_packet(p, cause);
+                return true;
             }
-            let mut out = Vec::new();
-            if self.snoops[i].agent.incoming(self.now, p, &mut out) == Verdict::Drop {
-                absorbed = true;
-            }
-            self.snoop_retransmit(i, out);
-            self.arm_snoop(i);
         }
-        if absorbed {
-            self.drop_packet(p, DropCause::Suppressed);
-        }
-        absorbed
+        false
     }
 
-    /// Local retransmissions leave `node` towards the wireless side as new transmissions of the
-    /// flow (new per-flow sequence, the original send time), without passing the agent again.
-    fn snoop_retransmit(&mut self, i: usize, out: Vec<Packet>) {
-        let node = self.snoops[i].node;
-        for mut q in out {
+    /// Packets processor `k` emits leave its node as new transmissions of their flow (new
+    /// per-flow sequence, the original send time), entering the interface's chain just below `k`.
+    fn send_emitted(&mut self, k: usize, emit: &mut Vec<Packet>) {
+        let node = self.processors[k].node;
+        for mut q in emit.drain(..) {
             let f = &mut self.flows[q.flow as usize];
             let dir = usize::from(q.dst != f.dst);
             q.pkt_seq = f.next_seq[dir];
@@ -515,29 +469,32 @@ impl Simulation {
             self.next_uid += 1;
             let meter = if dir == 0 { &mut f.forward } else { &mut f.reverse };
             meter.on_sent(self.now, q.wire_len());
-            let key = node as usize * self.n_nodes + q.dst as usize;
-            // Local retransmissions cross the same error generator as any packet.
-            self.egress(node, key, q);
+            let next = self.next_node[node as usize * self.n_nodes + q.dst as usize];
+            let chain = &self.chains[node as usize * self.n_nodes + next as usize];
+            let below = chain.iter().position(|&x| x as usize == k).map_or(0, |i| i + 1);
+            self.pass_down(node, next, below, q);
         }
     }
 
-    fn arm_snoop(&mut self, i: usize) {
-        if let Some(d) = self.snoops[i].agent.next_deadline() {
-            if self.snoops[i].scheduled.is_none_or(|s| d < s) {
-                self.snoops[i].scheduled = Some(d);
-                self.events.schedule(d.max(self.now), Event::SnoopTimer { snoop: i as u32 });
+    /// Schedules processor `k`'s timer if its deadline is earlier than the pending one.
+    fn arm_processor(&mut self, k: usize) {
+        if let Some(d) = self.processors[k].processor.next_deadline() {
+            if self.processors[k].scheduled.is_none_or(|s| d < s) {
+                self.processors[k].scheduled = Some(d);
+                self.events.schedule(d.max(self.now), Event::ProcessorTimer { processor: k as u32 });
             }
         }
     }
 
-    fn on_snoop_timer(&mut self, i: usize) {
-        if self.snoops[i].scheduled == Some(self.now) {
-            self.snoops[i].scheduled = None;
+    fn on_processor_timer(&mut self, k: usize) {
+        if self.processors[k].scheduled == Some(self.now) {
+            self.processors[k].scheduled = None;
         }
-        let mut out = Vec::new();
-        self.snoops[i].agent.on_timer(self.now, &mut out);
-        self.snoop_retransmit(i, out);
-        self.arm_snoop(i);
+        let mut emit = std::mem::take(&mut self.emitted);
+        self.processors[k].processor.on_timer(self.now, &mut emit);
+        self.send_emitted(k, &mut emit);
+        self.emitted = emit;
+        self.arm_processor(k);
     }
 
     /// Records `p` in the captures at `at` (on its interface towards `other`).
@@ -630,9 +587,10 @@ impl Simulation {
             Event::AppRead { flow: f } => format!("{} (its receiver's reads)", flow(f)),
             Event::TcpTimer { flow: f, end } => format!("{} (TCP timer of the {end:?})", flow(f)),
             Event::NodeArrive { node: n, .. } => format!("arrivals at node {}", node(n)),
-            Event::SnoopTimer { snoop } => {
-                let s = &self.snoops[snoop as usize];
-                format!("the Snoop agent at {} towards {}", node(s.node), node(s.peer))
+            Event::ProcessorTimer { processor } => {
+                let a = &self.processors[processor as usize];
+                let towards = a.peer.map(|p| format!(" towards {}", node(p))).unwrap_or_default();
+                format!("the {} at {}{towards}", a.processor.kind(), node(a.node))
             }
             Event::CpuDone { node: n, .. } => format!("the CPU of host {}", node(n)),
             Event::HostDeliver { .. } => "deliveries of processed packets".into(),
@@ -648,7 +606,7 @@ impl Simulation {
             Event::AppRead { flow } => self.on_app_read(flow),
             Event::TcpTimer { flow, end } => self.on_tcp_timer(flow, end),
             Event::NodeArrive { node, from, pkt } => self.on_node_arrive(node, from, pkt),
-            Event::SnoopTimer { snoop } => self.on_snoop_timer(snoop as usize),
+            Event::ProcessorTimer { processor } => self.on_processor_timer(processor as usize),
             Event::CpuDone { node, generation } => self.on_cpu_done(node, generation),
             Event::HostDeliver { pkt } => {
                 let p = self.packets.take(pkt);
@@ -664,40 +622,32 @@ impl Simulation {
         if p.dst == f.dst { &mut f.forward } else { &mut f.reverse }
     }
 
-    /// Hands a packet to the network at `node`. The interface's processors run top-down as in
-    /// paper 003's Fig. 3: SAP-LAW, then Snoop (which caches what it sees), then — in
-    /// [`Self::egress`] — the packet error generator below them, so Snoop can repair its drops.
-    fn send_from(&mut self, node: u32, mut p: Packet) {
-        let key = node as usize * self.n_nodes + p.dst as usize;
-        if let Some(i) = self.sap_at[node as usize] {
-            self.saps[i].1.process(self.now, &mut p);
-        }
-        if !self.snoops.is_empty() {
-            let next = self.next_node[key];
-            for i in 0..self.snoops.len() {
-                if self.snoops[i].node == node && self.snoops[i].peer == next {
-                    self.snoops[i].agent.outgoing(self.now, &p);
-                    self.arm_snoop(i);
+    /// Hands a packet to the network at `node`, through its interface towards the next node.
+    fn send_from(&mut self, node: u32, p: Packet) {
+        let next = self.next_node[node as usize * self.n_nodes + p.dst as usize];
+        self.pass_down(node, next, 0, p);
+    }
+
+    /// The interface of `node` towards `next`: its processors from chain position `pos` down
+    /// (top-down as in paper 003's Fig. 3: SAP-LAW, then Snoop, which caches what it sees, then
+    /// the packet error generator, so Snoop can repair its drops), the capture, the hop.
+    fn pass_down(&mut self, node: u32, next: u32, pos: usize, mut p: Packet) {
+        if !self.chains.is_empty() {
+            let iface = node as usize * self.n_nodes + next as usize;
+            for i in pos..self.chains[iface].len() {
+                let k = self.chains[iface][i] as usize;
+                let verdict = self.processors[k].processor.egress(self.now, &mut p);
+                self.arm_processor(k);
+                if let Verdict::Drop(cause) = verdict {
+                    self.drop_packet(&p, cause);
+                    return;
                 }
             }
         }
-        self.egress(node, key, p);
-    }
-
-    /// The bottom of `node`'s interface: the packet error generator, the capture, the hop.
-    fn egress(&mut self, node: u32, key: usize, p: Packet) {
-        if !self.gen_on_hop.is_empty() {
-            let hop = node as usize * self.n_nodes + self.next_node[key] as usize;
-            let g = self.gen_on_hop[hop];
-            if g != u32::MAX && self.gens[g as usize].process(&p) == Verdict::Drop {
-                self.drop_packet(&p, DropCause::Link);
-                return;
-            }
-        }
         if !self.captures.is_empty() {
-            self.capture(node, self.next_node[key], &p);
+            self.capture(node, next, &p);
         }
-        self.route(key, p);
+        self.route(node as usize * self.n_nodes + p.dst as usize, p);
     }
 
     fn route(&mut self, key: usize, p: Packet) {
@@ -767,11 +717,11 @@ impl Simulation {
     /// Packet `id` reaches `node` from its neighbour `from` (over any kind of hop): captured,
     /// shown to a Snoop agent on that interface, then delivered or forwarded.
     fn on_node_arrive(&mut self, node: u32, from: u32, id: u32) {
-        let p = self.packets.take(id);
+        let mut p = self.packets.take(id);
         if !self.captures.is_empty() {
             self.capture(node, from, &p);
         }
-        if !self.snoops.is_empty() && self.snoop_absorbs(node, from, &p) {
+        if !self.chains.is_empty() && self.ingress_absorbs(node, from, &mut p) {
             return;
         }
         let packet_cost = self.devices[node as usize].packet_cost;
@@ -1468,22 +1418,23 @@ impl Simulation {
             "links": links,
             "wlans": wlans,
             "wcdma": cells,
-            "sap_law": self.saps.iter().map(|(node, s)| json!({
-                "node": node,
+            "sap_law": self.processors.iter().filter_map(|a| match &a.processor { Processor::SapLaw(s) => Some((a.node, s)), _ => None }).map(|(node, s)| json!({
+                "node": self.node_names[node as usize],
                 "windows_lowered": s.windows_lowered,
                 "udp_rate_bps": s.udp_rate_bps(),
                 "max_tcp_rate_bps": s.max_tcp_rate_bps(),
             })).collect::<Vec<_>>(),
-            "snoop": self.snoops.iter().map(|s| json!({
-                "node": self.node_names[s.node as usize],
-                "peer": self.node_names[s.peer as usize],
-                "cached": s.agent.stats.cached,
-                "local_retransmissions": s.agent.stats.local_retransmissions,
-                "timer_retransmissions": s.agent.stats.timer_retransmissions,
-                "dupacks_suppressed": s.agent.stats.dupacks_suppressed,
-                "connections_closed": s.agent.stats.connections_closed,
+            "snoop": self.processors.iter().filter_map(|a| match &a.processor { Processor::Snoop(s) => Some((a, s)), _ => None }).map(|(a, s)| json!({
+                "node": self.node_names[a.node as usize],
+                "peer": self.node_names[a.peer.expect("a Snoop agent sits on one interface") as usize],
+                "cached": s.stats.cached,
+                "local_retransmissions": s.stats.local_retransmissions,
+                "timer_retransmissions": s.stats.timer_retransmissions,
+                "dupacks_suppressed": s.stats.dupacks_suppressed,
+                "connections_closed": s.stats.connections_closed,
             })).collect::<Vec<_>>(),
-            "error_generators": self.gens.iter().map(|g| json!({ "dropped": g.dropped, "spared": g.spared })).collect::<Vec<_>>(),
+            "error_generators": self.processors.iter().filter_map(|a| match &a.processor { Processor::ErrorGenerator(g) => Some(g), _ => None })
+                .map(|g| json!({ "dropped": g.dropped, "spared": g.spared })).collect::<Vec<_>>(),
             "hosts": (0..self.n_nodes).filter(|&n| !self.devices[n].is_instant()).map(|n| json!({
                 "node": self.node_names[n],
                 "cpu_busy_s": self.cpus[n].busy().as_secs_f64(),
@@ -1559,6 +1510,55 @@ fn tcp_trace_table(name: &str, trace: &[TraceSample]) -> Table {
 }
 
 /// The queue discipline of a link direction or a WLAN member.
+/// The packet processors of a scenario, in order of attachment: SAP-LAW at every access point
+/// that runs it (on all its interfaces), Snoop agents, then packet error generators (one per
+/// direction they act on, at the sending node towards its peer).
+fn attach_processors(scenario: &Scenario, topo: &Topology, rng: &RngStreams) -> Vec<Attached> {
+    let node = |name: &str| topo.index(name).expect("validated") as u32;
+    let attached = |node, peer, processor| Attached { node, peer, processor, scheduled: None };
+    let mut out = Vec::new();
+    for w in &scenario.wlans {
+        if let (Some(sl), Some(ap)) = (&w.sap_law, &w.ap) {
+            let cfg = SapLawConfig { capacity_bps: sl.capacity.0 as f64, period: sl.period, gain: sl.gain };
+            out.push(attached(node(ap.get_ref()), None, Processor::SapLaw(SapLaw::new(cfg))));
+        }
+    }
+    for sn in &scenario.snoop {
+        let timer = if sn.rtt_timer { LocalTimer::Rtt { min: Duration(sn.local_timeout.0 / 10) } } else { LocalTimer::Fixed(sn.local_timeout) };
+        let agent = SnoopAgent::new(SnoopConfig { timer, ..SnoopConfig::default() });
+        out.push(attached(node(sn.node.get_ref()), Some(node(sn.peer.get_ref())), Processor::Snoop(agent)));
+    }
+    for (i, g) in scenario.error_generators.iter().enumerate() {
+        let (a, b) = (node(g.node.get_ref()), node(g.peer.get_ref()));
+        use crate::scenario::GeneratorDirection as D;
+        for (from, to, applies) in [(a, b, g.direction != D::In), (b, a, g.direction != D::Out)] {
+            if applies {
+                let stream = rng.stream(&format!("error_generator/{i}/{from}->{to}"));
+                let generator = PacketErrorGenerator::new(g.rate, g.spare_syn, g.spare_fin, stream);
+                out.push(attached(from, Some(to), Processor::ErrorGenerator(generator)));
+            }
+        }
+    }
+    out
+}
+
+/// Per interface (node · n + peer), the processors on it in attachment order; empty if there
+/// are no processors at all (the hot path then skips them with one check).
+fn interface_chains(processors: &[Attached], n: usize) -> Vec<Vec<u32>> {
+    if processors.is_empty() {
+        return Vec::new();
+    }
+    let mut chains = vec![Vec::new(); n * n];
+    for (k, a) in processors.iter().enumerate() {
+        for peer in 0..n as u32 {
+            if a.peer.is_none_or(|p| p == peer) {
+                chains[a.node as usize * n + peer as usize].push(k as u32);
+            }
+        }
+    }
+    chains
+}
+
 pub fn build_qdisc<T: Copy + Default>(aqm: Aqm, limit: lasthop_core::QueueLimit, mtu: u32) -> Qdisc<T> {
     let params = CoDelParams { mtu, ..CoDelParams::default() };
     match aqm {

@@ -4,6 +4,7 @@
 
 pub mod aqm;
 pub mod error_generator;
+pub mod processor;
 pub mod receiver_awnd;
 pub mod sap_law;
 pub mod snoop;
