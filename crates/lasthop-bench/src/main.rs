@@ -35,7 +35,7 @@ fn saturation(n: usize) -> String {
 
 /// (name, description, bundled scenario or generated text, overrides)
 fn cases() -> Vec<(&'static str, &'static str, String, Vec<(&'static str, &'static str)>)> {
-    let bundled = |n: &str| lasthop_sim::bundled::bundled(n).expect("bundled").to_string();
+    let bundled = |n: &str| lasthop_scenario::bundled::bundled(n).expect("bundled").to_string();
     let no_probes = vec![("probes.queues", "[]"), ("probes.tcp", "[]")];
     let mut v: Vec<(&'static str, &'static str, String, Vec<(&'static str, &'static str)>)> = Vec::new();
     for (name, what, ov) in wired_cases() {

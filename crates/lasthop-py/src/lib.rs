@@ -25,19 +25,19 @@ fn resolve_scenario(text: &str, file: &str, overrides: Vec<(String, String)>) ->
 /// The JSON Schema of the scenario format.
 #[pyfunction]
 fn json_schema() -> String {
-    lasthop_sim::scenario::json_schema()
+    lasthop_scenario::json_schema()
 }
 
 /// TOML text of a bundled scenario, or None.
 #[pyfunction]
 fn bundled_scenario(name: &str) -> Option<&'static str> {
-    lasthop_sim::bundled::bundled(name)
+    lasthop_scenario::bundled::bundled(name)
 }
 
 /// Names of the bundled scenarios.
 #[pyfunction]
 fn bundled_names() -> Vec<&'static str> {
-    lasthop_sim::bundled::BUNDLED.iter().map(|(n, _)| *n).collect()
+    lasthop_scenario::bundled::BUNDLED.iter().map(|(n, _)| *n).collect()
 }
 
 /// A simulation in progress.

@@ -6,7 +6,7 @@
 //!   synthetic VBR video (one frame per 40 ms, cut into packets).
 //! - [`Transfer`] for TCP writers: greedy bulk (optionally N bytes) and file transfers of N bytes.
 
-use crate::scenario::{App, Periods, VideoPreset};
+use lasthop_scenario::{App, Periods, VideoPreset};
 use lasthop_core::rng::{lognormal_unit_mean, uniform01, exponential, SimRng};
 use lasthop_core::{Duration, Time};
 

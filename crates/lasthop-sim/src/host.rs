@@ -15,6 +15,7 @@
 //! `receive_delay`.
 
 use lasthop_core::units::BitRate;
+use lasthop_scenario::{Device, DevicePreset, Scenario};
 use lasthop_core::{Duration, Time};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -226,6 +227,63 @@ impl FileReceiver {
     pub fn new(app_buffer: u64, delay: Duration) -> Self {
         FileReceiver { app_buffer, delay, written: 0, waiting: true, storing_last: false }
     }
+}
+
+/// A scenario device's model: its preset's parameters with the table's overrides.
+pub fn device_model(d: &Device) -> DeviceModel {
+    let base = match d.preset {
+        None => DeviceModel::default(),
+        Some(DevicePreset::PdaIpaq3660) => DeviceModel {
+            packet_cost: Duration::from_micros(1200),
+            call_cost: Duration::from_micros(300),
+            copy_rate: Some(BitRate(2_900_000)),
+            storage: Some(StorageModel {
+                read_rate: Some(BitRate(2_700_000)),
+                write_rate: Some(BitRate(1_350_000)),
+                op_cost: Duration::from_millis(1),
+                write_growth_per_mib: 0.07,
+            }),
+            timer_granularity: Duration::from_millis(1),
+        },
+        Some(DevicePreset::PcWindows2000) => DeviceModel {
+            packet_cost: Duration::from_micros(10),
+            call_cost: Duration::from_micros(5),
+            copy_rate: Some(BitRate(2_000_000_000)),
+            storage: Some(StorageModel {
+                read_rate: Some(BitRate(400_000_000)),
+                write_rate: Some(BitRate(400_000_000)),
+                op_cost: Duration::from_micros(20),
+                write_growth_per_mib: 0.0,
+            }),
+            timer_granularity: Duration::from_millis(10),
+        },
+    };
+    let given = d.storage_read_rate.is_some()
+        || d.storage_write_rate.is_some()
+        || d.storage_op_cost.is_some()
+        || d.storage_write_growth.is_some();
+    let storage = (base.storage.is_some() || given).then(|| {
+        let s = base.storage.unwrap_or_default();
+        StorageModel {
+            read_rate: d.storage_read_rate.or(s.read_rate),
+            write_rate: d.storage_write_rate.or(s.write_rate),
+            op_cost: d.storage_op_cost.unwrap_or(s.op_cost),
+            write_growth_per_mib: d.storage_write_growth.unwrap_or(s.write_growth_per_mib),
+        }
+    });
+    DeviceModel {
+        packet_cost: d.packet_cost.unwrap_or(base.packet_cost),
+        call_cost: d.call_cost.unwrap_or(base.call_cost),
+        copy_rate: d.copy_rate.or(base.copy_rate),
+        storage,
+        timer_granularity: d.timer_granularity.unwrap_or(base.timer_granularity),
+    }
+}
+
+
+/// The device model of node `name` in `s` (the instant host if it has none).
+pub fn device_of(s: &Scenario, name: &str) -> DeviceModel {
+    s.nodes.iter().find(|n| n.name == name).and_then(|n| n.device.as_ref()).map(device_model).unwrap_or_default()
 }
 
 #[cfg(test)]

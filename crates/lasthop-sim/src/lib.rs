@@ -13,19 +13,14 @@
 //! - [`bundled`]  scenarios compiled in (the default `dumbbell`)
 
 pub mod apps;
-pub mod bundled;
-pub mod cellular;
 pub mod engine;
 pub mod host;
-pub mod limits;
 pub mod net;
 pub mod pcap;
 pub mod results;
-pub mod scenario;
 pub mod sim;
 pub mod tcp;
-pub mod wifi;
 
 pub use results::{Column, RunOutput, Table};
-pub use scenario::{Scenario, ScenarioError};
+pub use lasthop_scenario::{Scenario, ScenarioError};
 pub use sim::{run_scenario, try_run_scenario, Simulation, Stalled};

@@ -11,16 +11,18 @@ use crate::apps::{Source, Transfer};
 use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
 use crate::engine::{End, Event, EventQueue, Watchdog};
 use crate::net::PacketArena;
+use lasthop_scenario::build::build_qdisc;
+use lasthop_scenario::CcVariant;
 use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
 use lasthop_core::wired::{flow_key, Channel, QueueTrace};
 use lasthop_core::wifi::hop::WlanHop;
 use lasthop_core::cellular::hop::RlcHop;
-use crate::scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
+use lasthop_scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
 use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, FQ_CODEL_LIMIT};
 use crate::results::{Column, RunOutput, Table};
-use crate::scenario::{App, Edge, Scenario, Topology, Transport, WcdmaUplink};
-use crate::cellular::build::build_rlc;
-use crate::wifi::build::build_dcf;
+use lasthop_scenario::{App, Edge, Scenario, Topology, Transport, WcdmaUplink};
+use lasthop_scenario::build::cellular::build_rlc;
+use lasthop_scenario::build::wifi::build_dcf;
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
 use lasthop_core::mechanisms::error_generator::PacketErrorGenerator;
 use lasthop_core::mechanisms::processor::{Processor, Verdict};
@@ -280,7 +282,7 @@ impl Simulation {
             captures: Vec::new(),
             n_nodes: n,
             node_names: topo.names.clone(),
-            devices: topo.names.iter().map(|name| scenario.device_of(name)).collect(),
+            devices: topo.names.iter().map(|name| crate::host::device_of(&scenario, name)).collect(),
             cpus: vec![Cpu::default(); n],
             flows: Vec::new(),
             scratch: Vec::new(),
@@ -312,7 +314,7 @@ impl Simulation {
         sim
     }
 
-    fn build_flow(&self, i: usize, f: &crate::scenario::Flow, topo: &Topology, rng: &RngStreams) -> FlowState {
+    fn build_flow(&self, i: usize, f: &lasthop_scenario::Flow, topo: &Topology, rng: &RngStreams) -> FlowState {
         let src = topo.index(f.src.get_ref()).expect("validated") as u32;
         let dst = topo.index(f.dst.get_ref()).expect("validated") as u32;
         let transport = f.transport();
@@ -337,12 +339,12 @@ impl Simulation {
                     rto_max: p.rto_max,
                     dupack_threshold: p.dupack_threshold,
                     awnd_cap: None,
-                    cubic: p.variant == "cubic",
-                    bbr: p.variant == "bbr",
-                    lazy_window_update: p.window_update == crate::scenario::WindowUpdate::Delayed,
+                    cubic: p.variant == CcVariant::Cubic,
+                    bbr: p.variant == CcVariant::Bbr,
+                    lazy_window_update: p.window_update == lasthop_scenario::WindowUpdate::Delayed,
                     ca_increase: match p.ca_increase {
-                        crate::scenario::CaIncrease::Bytes => crate::tcp::newreno::CaIncrease::Bytes,
-                        crate::scenario::CaIncrease::PerAck => crate::tcp::newreno::CaIncrease::PerAck,
+                        lasthop_scenario::CaIncrease::Bytes => crate::tcp::newreno::CaIncrease::Bytes,
+                        lasthop_scenario::CaIncrease::PerAck => crate::tcp::newreno::CaIncrease::PerAck,
                     },
                     limited_transmit: p.limited_transmit,
                     timer_granularity: p.timer_granularity,
@@ -1530,7 +1532,7 @@ fn attach_processors(scenario: &Scenario, topo: &Topology, rng: &RngStreams) -> 
     }
     for (i, g) in scenario.error_generators.iter().enumerate() {
         let (a, b) = (node(g.node.get_ref()), node(g.peer.get_ref()));
-        use crate::scenario::GeneratorDirection as D;
+        use lasthop_scenario::GeneratorDirection as D;
         for (from, to, applies) in [(a, b, g.direction != D::In), (b, a, g.direction != D::Out)] {
             if applies {
                 let stream = rng.stream(&format!("error_generator/{i}/{from}->{to}"));
@@ -1559,23 +1561,9 @@ fn interface_chains(processors: &[Attached], n: usize) -> Vec<Vec<u32>> {
     chains
 }
 
-pub fn build_qdisc<T: Copy + Default>(aqm: Aqm, limit: lasthop_core::QueueLimit, mtu: u32) -> Qdisc<T> {
-    let params = CoDelParams { mtu, ..CoDelParams::default() };
-    match aqm {
-        Aqm::Droptail => Qdisc::drop_tail(limit),
-        Aqm::Codel => Qdisc::codel(limit, params),
-        Aqm::FqCodel => Qdisc::fq_codel(
-            match limit {
-                lasthop_core::QueueLimit::Packets(n) => n,
-                lasthop_core::QueueLimit::Bytes(_) => FQ_CODEL_LIMIT,
-            },
-            params,
-        ),
-    }
-}
 
 /// Koga et al.'s eq. 3 as a window in bytes: round(awnd) full segments, or the segments given.
-fn awnd_cap_bytes(r: &crate::scenario::ReceiverAwndParams, retransmissions: u32, mss: u32) -> u64 {
+fn awnd_cap_bytes(r: &lasthop_scenario::ReceiverAwndParams, retransmissions: u32, mss: u32) -> u64 {
     if let Some(n) = r.segments {
         return n as u64 * mss as u64;
     }

@@ -4,7 +4,7 @@
 //! whatever loads is run for at most 2 s of simulated time and must finish or stall with the
 //! watchdog's error — never panic. `PROPTEST_CASES` scales it (default below).
 
-use lasthop_sim::bundled::BUNDLED;
+use lasthop_scenario::bundled::BUNDLED;
 use lasthop_sim::{try_run_scenario, Scenario};
 use proptest::prelude::*;
 

@@ -61,7 +61,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("interval = \"10ms\"", "intervl = \"10ms\"", &["line 23", "unknown field `intervl`"]),
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntransport = \"udp\"", &["bulk and file transfers need transport = \"tcp\""]),
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { mss = \"1461B\" }", &["tcp.mss 1461B does not fit the path MTU 1500B", "1B to 1460B"]),
-        ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { variant = \"vegas\" }", &["tcp.variant \"vegas\" is not known", "newreno", "cubic"]),
+        ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { variant = \"vegas\" }", &["line 24", "unknown variant `vegas`", "newreno", "cubic", "bbr"]),
         ("name = \"f\"", "name = \"f\"\nstart = \"5s\"\nstop = \"2s\"", &["stop (2s) must be after start (5s)"]),
         ("duration = \"10s\"", "duration = \"0s\"", &["simulation.duration = \"0s\" is out of range; valid: 1ms to 720h"]),
         ("[simulation]\nduration = \"10s\"", "[simulation]", &["line 1", "missing field `duration`"]),
@@ -157,7 +157,7 @@ fn the_watchdog_names_the_entity_that_stops_simulated_time() {
     // validation misses): the flow then sends at one instant forever. The run must stop with an
     // error naming the flow, after the watchdog's 10 M events at one instant, not hang.
     let mut s = Scenario::from_toml_str(GOOD, "good.toml", &[]).unwrap();
-    if let lasthop_sim::scenario::App::Cbr { interval, .. } = &mut s.flows[0].app {
+    if let lasthop_scenario::App::Cbr { interval, .. } = &mut s.flows[0].app {
         *interval = lasthop_core::Duration(0);
     }
     let e = lasthop_sim::try_run_scenario(s).err().expect("a stall, not a result").to_string();

@@ -2,7 +2,7 @@
 
 use lasthop_core::cellular::channel::{TtiErrors, RAYLEIGH_5HZ_P_BG, RAYLEIGH_5HZ_P_GB};
 use lasthop_core::cellular::rlc::{RlcAm, RlcConfig};
-use crate::scenario::{Wcdma, WcdmaErrors, WcdmaUplink};
+use crate::{Wcdma, WcdmaErrors, WcdmaUplink};
 use lasthop_core::rng::RngStreams;
 
 pub fn build_rlc(c: &Wcdma, down: bool, rng: &RngStreams) -> RlcAm {

@@ -3,14 +3,14 @@
 use lasthop_core::wifi::dcf::{Dcf, DcfConfig};
 use lasthop_core::wifi::errors::{default_rx_threshold_dbm, ErrorModel, Shadowing};
 use lasthop_core::wifi::phy::Phy;
-use crate::scenario::{Preamble, SlotTime, WifiErrors, WifiStandard, Wlan};
+use crate::{Preamble, SlotTime, WifiErrors, WifiStandard, Wlan};
 use lasthop_core::rng::RngStreams;
 
 fn rate_x10(bps: u64) -> u32 {
     (bps / 100_000) as u32
 }
 
-/// The PHY of a WLAN with the defaults of `scenario.rs` applied.
+/// The PHY of a WLAN with the defaults of the scenario schema applied.
 pub fn phy_of(w: &Wlan) -> Phy {
     match w.standard {
         WifiStandard::B => {
@@ -84,7 +84,7 @@ pub fn build_dcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Dcf {
         let ap = i == 0 && w.ap.is_some();
         let limit = if ap { w.ap_queue.unwrap_or(w.queue) } else { w.queue };
         let aqm = if ap { w.ap_aqm.unwrap_or(w.aqm) } else { w.aqm };
-        d.set_qdisc(i, crate::sim::build_qdisc(aqm, limit, mtu));
+        d.set_qdisc(i, super::build_qdisc(aqm, limit, mtu));
     }
     if trace_queues {
         for i in 0..members.len() {

@@ -3,7 +3,7 @@
 //! "Valid: …" sentence in the description, and `minimum`/`maximum` for plain numbers).
 //!
 //! The checker walks the scenario document (TOML, overrides applied) guided by the JSON Schema
-//! of [`Scenario`](crate::scenario::Scenario), so a field is found by the struct that declares
+//! of [`Scenario`](crate::Scenario), so a field is found by the struct that declares
 //! it, whatever the path to it. Walking the document instead of the parsed structs keeps NaN,
 //! infinities and keys serde would silently ignore (unknown keys of a field-less enum variant)
 //! visible. A test walks the schema and fails for any number, duration, rate, size or queue
@@ -119,7 +119,7 @@ pub const LIMITS: &[Limit] = &[
     l("Link", "rate_b_to_a", ANY_RATE),
     l("Link", "delay", time(0, HOUR)),
     l("Link", "queue", QUEUE),
-    l("Link", "mtu", size(crate::scenario::MIN_MTU, 65_535)),
+    l("Link", "mtu", size(crate::MIN_MTU, 65_535)),
     l("Link", "loss", PROBABILITY),
     l("Link", "loss_a_to_b", PROBABILITY),
     l("Link", "loss_b_to_a", PROBABILITY),
@@ -130,7 +130,7 @@ pub const LIMITS: &[Limit] = &[
     l("Wlan", "station_rates", rate(100 * KBPS, 100 * GBPS)),
     l("Wlan", "queue", QUEUE),
     l("Wlan", "ap_queue", QUEUE),
-    l("Wlan", "mtu", size(crate::scenario::MIN_MTU, 65_535)),
+    l("Wlan", "mtu", size(crate::MIN_MTU, 65_535)),
     l("Wlan", "rts_threshold", size(0, 65_535)),
     // The standard counters are 8-bit; larger limits model Bianchi's unlimited retries.
     l("Wlan", "retry_short", Range::Int(1, 1_000_000)),
@@ -160,7 +160,7 @@ pub const LIMITS: &[Limit] = &[
     l("Wcdma", "max_retx_tcp", Range::Int(0, 1_000)),
     l("Wcdma", "max_retx_udp", Range::Int(0, 1_000)),
     l("Wcdma", "waiting_timeout", time(0, HOUR)),
-    l("Wcdma", "mtu", size(crate::scenario::MIN_MTU, 65_535)),
+    l("Wcdma", "mtu", size(crate::MIN_MTU, 65_535)),
     l("WcdmaErrors", "fer", PROBABILITY),
     l("WcdmaErrors", "p_good_to_bad", PROBABILITY),
     l("WcdmaErrors", "p_bad_to_good", PROBABILITY),
@@ -227,7 +227,7 @@ pub fn check_document(doc: &Toml) -> Vec<String> {
 }
 
 fn schema_json() -> Json {
-    serde_json::to_value(schemars::schema_for!(crate::scenario::Scenario)).expect("the schema serializes")
+    serde_json::to_value(schemars::schema_for!(crate::Scenario)).expect("the schema serializes")
 }
 
 struct Walker<'a, 'p> {

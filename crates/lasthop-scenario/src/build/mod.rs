@@ -1,0 +1,27 @@
+//! From scenario sections to the world-neutral runtime structures of `lasthop-core`: a queue
+//! discipline, a WLAN's DCF, a W-CDMA direction's RLC entity. The simulator composes these; the
+//! runtime never consults the schema again.
+
+pub mod cellular;
+pub mod wifi;
+
+use crate::Aqm;
+use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, FQ_CODEL_LIMIT};
+use lasthop_core::QueueLimit;
+
+/// The queue discipline a link or WLAN station asks for, holding at most `limit` (FQ-CoDel
+/// counts packets: a byte limit gives it its default packet limit).
+pub fn build_qdisc<T: Copy + Default>(aqm: Aqm, limit: QueueLimit, mtu: u32) -> Qdisc<T> {
+    let params = CoDelParams { mtu, ..CoDelParams::default() };
+    match aqm {
+        Aqm::Droptail => Qdisc::drop_tail(limit),
+        Aqm::Codel => Qdisc::codel(limit, params),
+        Aqm::FqCodel => Qdisc::fq_codel(
+            match limit {
+                QueueLimit::Packets(n) => n,
+                QueueLimit::Bytes(_) => FQ_CODEL_LIMIT,
+            },
+            params,
+        ),
+    }
+}
