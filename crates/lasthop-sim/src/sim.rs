@@ -18,7 +18,6 @@ use lasthop_core::wired::{flow_key, Channel, QueueTrace};
 use lasthop_core::wifi::hop::WlanHop;
 use lasthop_core::cellular::hop::RlcHop;
 use lasthop_scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
-use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, FQ_CODEL_LIMIT};
 use crate::results::{Column, RunOutput, Table};
 use lasthop_scenario::{App, Edge, Scenario, Topology, Transport, WcdmaUplink};
 use lasthop_scenario::build::cellular::build_rlc;
