@@ -8,10 +8,8 @@ one into a single line asking for a report (LASTHOP_TRACEBACK=1 shows it).
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import List, Optional
@@ -55,20 +53,6 @@ def _parse_sets(sets: List[str]) -> dict[str, str]:
         k, v = s.split("=", 1)
         out[k.strip()] = v.strip()
     return out
-
-
-def _preload(module: str) -> None:
-    """Imports `module` on a thread while the command goes on: the report's matplotlib (some
-    0.4 s) loads while the simulation runs, which releases the GIL. Should the import fail, the
-    command's own import of the module later raises the error."""
-
-    def load() -> None:
-        try:
-            importlib.import_module(module)
-        except Exception:  # noqa: BLE001 - raised again, with its traceback, where the command imports it
-            pass
-
-    threading.Thread(target=load, name=f"preload {module}", daemon=True).start()
 
 
 class _SinceColumn(ProgressColumn):
@@ -190,8 +174,6 @@ def run(
     if seed is not None:
         overrides["simulation.seed"] = str(seed)
     progress = _LazyProgress()
-    if report:
-        _preload("lasthop.report")
     try:
         sc = as_scenario(file, **overrides)
         directory = out or Path("results") / safe_name(sc.name)
