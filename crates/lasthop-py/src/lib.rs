@@ -1,6 +1,7 @@
 //! Thin PyO3 bindings: convert arguments, release the GIL while simulating, map errors in one
 //! place. Everything of substance lives in `lasthop-sim`; the Python face is `python/lasthop`.
 
+use lasthop_core::units::{self, did_you_mean, QueueLimit, UnitError};
 use lasthop_sim::{Column, Scenario, Simulation};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -38,6 +39,64 @@ fn bundled_scenario(name: &str) -> Option<&'static str> {
 #[pyfunction]
 fn bundled_names() -> Vec<&'static str> {
     lasthop_scenario::bundled::BUNDLED.iter().map(|(n, _)| *n).collect()
+}
+
+/// What `parse_quantity` accepts: the units of the core's parsers, packet counts and numbers.
+const QUANTITY_EXPECTED: &str = "a duration (ns, us, ms, s, min, h), a rate (bps, kbps, Mbps, Gbps), a size (B, kB, MB, GB, \
+KiB, MiB, GiB), a packet count (100p) or a plain number, e.g. \"10ms\", \"11Mbps\", \"1500B\", \"100p\", \"0.01\"";
+
+/// The core's unit parsers, each giving the value in SI units (seconds, bit/s, bytes, packets)
+/// and its kind. Their unit tables do not overlap, so at most one of them accepts a text.
+const QUANTITY_PARSERS: [fn(&str) -> Result<(f64, &'static str), UnitError>; 4] = [
+    |t| units::parse_rate(t).map(|r| (r.bps() as f64, "rate")),
+    // Integer nanoseconds / 1e9: the double nearest the exact value ("500us" is 5e-4 exactly).
+    |t| units::parse_duration(t).map(|d| (d.0 as f64 / 1e9, "duration")),
+    |t| units::parse_bytes(t).map(|b| (b.0 as f64, "bytes")),
+    |t| {
+        units::parse_queue_limit(t).map(|q| match q {
+            QueueLimit::Packets(n) => (n as f64, "packets"),
+            QueueLimit::Bytes(b) => (b as f64, "bytes"),
+        })
+    },
+];
+
+/// A value as a scenario file writes it, in SI units with its kind: `"500kbps"` -> (5e5,
+/// "rate"), `"500us"` -> (5e-4, "duration"), `"64KiB"` -> (65536, "bytes"), `"100p"` -> (100,
+/// "packets"), `"0.01"` -> (0.01, "number"). ValueError names the text and what is valid.
+#[pyfunction]
+fn parse_quantity(text: &str) -> PyResult<(f64, &'static str)> {
+    if let Ok(x) = text.trim().parse::<f64>() {
+        if x.is_finite() {
+            return Ok((x, "number"));
+        }
+    }
+    let mut unknown_unit = Vec::new();
+    for parse in QUANTITY_PARSERS {
+        match parse(text) {
+            Ok(value_kind) => return Ok(value_kind),
+            Err(e) if e.reason.starts_with("unknown unit") => unknown_unit.push(e),
+            // Every parser says these alike: the text has no number, or no unit after it.
+            Err(e) if e.reason == "no number" || e.reason == "no unit" => {}
+            // A parser that knew the unit refused the value ("-5Mbps", "0.1ns", "1.2.3ms").
+            Err(e) => return Err(PyValueError::new_err(e.to_string())),
+        }
+    }
+    Err(PyValueError::new_err(format!("invalid quantity {text:?}: {}; expected {QUANTITY_EXPECTED}", why_no_quantity(&unknown_unit))))
+}
+
+/// `unknown unit "Mbs", did you mean "Mbps"?` (the closest of the parsers' own suggestions),
+/// or, when no parser found a unit, that the text is no number with a unit.
+fn why_no_quantity(unknown_unit: &[UnitError]) -> String {
+    let Some(first) = unknown_unit.first() else {
+        return "neither a number nor a number with a unit".into();
+    };
+    let reason = first.reason.split(", did you mean").next().unwrap_or_default();
+    let unit = reason.trim_start_matches("unknown unit ").trim_matches('"');
+    let suggested: Vec<&str> = unknown_unit
+        .iter()
+        .filter_map(|e| e.reason.split_once("did you mean \"")?.1.split_once('"').map(|(u, _)| u))
+        .collect();
+    format!("{reason}{}", did_you_mean(unit, suggested))
 }
 
 /// A simulation in progress.
@@ -127,6 +186,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_names, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_class::<PySimulation>()?;
     Ok(())
 }
