@@ -205,13 +205,18 @@ def test_rate_groups():
 def test_parameter_axes():
     from lasthop.report.sweep import parameter_axis
 
+    # Positions are SI values from the core's unit parser: 10 Mb/s is 1e7 b/s.
     a = parameter_axis("links.bottleneck.rate", ["10Mbps", "20Mbps"])
-    assert (a.numeric, a.integer, a.unit, a.positions) == (True, True, "Mbps", {"10Mbps": 10.0, "20Mbps": 20.0})
-    assert a.name == "links.bottleneck.rate (Mbps)"
-    # Mixed units are not placed by their digits (500 kb/s is not beyond 2 Mb/s): categories.
+    assert (a.numeric, a.integer, a.unit, a.positions) == (True, False, "b/s", {"10Mbps": 1e7, "20Mbps": 2e7})
+    assert a.name == "links.bottleneck.rate (b/s)"
+    # Mixed units are placed by value (500 kb/s below 1 Mb/s, not at 500 beyond 2).
     m = parameter_axis("links.bottleneck.rate", ["500kbps", "1Mbps", "2Mbps"])
-    assert (m.numeric, m.positions) == (False, {"500kbps": 0.0, "1Mbps": 1.0, "2Mbps": 2.0})
+    assert (m.numeric, m.positions) == (True, {"500kbps": 5e5, "1Mbps": 1e6, "2Mbps": 2e6})
+    # Counts keep integer ticks; values that are no quantities stay categories in the grid's order.
+    assert parameter_axis("q", ["20p", "200p"]).integer is True
     assert parameter_axis("x", ["0.5", "1.5"]).integer is False
+    c = parameter_axis("flows.bulk.tcp.sack", ["false", "true"])
+    assert (c.numeric, c.positions) == (False, {"false": 0.0, "true": 1.0})
 
 
 @pytest.fixture(scope="module")
@@ -228,12 +233,12 @@ def test_sweep_report_facets_by_the_second_parameter(sweep_dir):
     svg = (sweep_dir / "figures" / "sweep_goodput_bps.svg").read_text()
     texts = _texts(svg)
     # One panel per queue value, titled with the parameter's name; the x axis names the first
-    # parameter with its unit and has integer ticks 10 and 20; lines per flow and per value of
+    # parameter with its SI unit and is ticked at 10 and 20 Mb/s; lines per flow and per value of
     # the third parameter, named in the legend (its title names the parameter).
     assert _axes(svg) == 2
     for q in ["20p", "200p"]:
         assert f"links.bottleneck.queue = {q}" in texts
-    assert "links.bottleneck.rate (Mbps)" in texts and "10" in texts and "20" in texts and "10.0" not in texts
+    assert "links.bottleneck.rate (b/s)" in texts and "10 Mb/s" in texts and "20 Mb/s" in texts
     assert "flows.bulk.tcp.sack" in texts and "bulk, true" in texts and "voice, false" in texts
 
 
@@ -275,7 +280,7 @@ def test_sweep_report_renders(sweep_dir, tmp_path):
     r = _browser(["--dump-dom", (sweep_dir / "report.html").as_uri()], tmp_path)
     dom = r.stdout
     assert len(re.findall(r"<figure id=\"sweep_", dom)) == 4
-    assert "mean ± 95 % CI over 2 seed(s)" in dom and "links.bottleneck.rate (Mbps)" in dom
+    assert "mean ± 95 % CI over 2 seed(s)" in dom and "links.bottleneck.rate (b/s)" in dom
 
 
 def test_report_command_rejects_other_directories(tmp_path):

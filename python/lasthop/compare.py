@@ -7,7 +7,8 @@ the numeric columns of flows.parquet (``goodput_bps``, ``delay_ms_p99``, ``loss_
 matched between directories by flow name. Figures (``<out>/figures/``, and ``compare.html``):
 per metric, bars per flow with one bar per directory (and grid point), or — when every directory
 is a sweep over the same first parameter — the metric against that parameter, one line per
-directory; and for runs, the metric's per-interval series (goodput, throughput, delay, jitter,
+directory, each value placed by its SI value (500 kb/s below 1 Mb/s, as the core's unit parser reads
+them); and for runs, the metric's per-interval series (goodput, throughput, delay, jitter,
 packets) over time, one panel per flow, one line per run.
 """
 
@@ -22,6 +23,7 @@ from typing import Iterable
 from lasthop._lazy import LazyModule
 from lasthop.errors import did_you_mean, did_you_mean_path
 from lasthop.files import directory_kind
+from lasthop.quantities import SI_SUFFIX
 
 pd = LazyModule("pandas")
 
@@ -118,8 +120,9 @@ def metric_table(sources: list[Source], metrics: Iterable[str] | None = None, fl
     from lasthop.stats import t975
 
     frames = {s.label: _flows(s) for s in sources}
+    not_metrics = {*_KEYS, "seed", "run_id", *(p + SI_SUFFIX for s in sources for p in s.params)}  # keys, SI values of swept ones
     numeric = sorted({c for f in frames.values() for c in f.columns
-                      if c not in _KEYS and c not in ("seed", "run_id") and pd.api.types.is_numeric_dtype(f[c])
+                      if c not in not_metrics and pd.api.types.is_numeric_dtype(f[c])
                       and not pd.api.types.is_bool_dtype(f[c])})
     chosen = list(dict.fromkeys(metrics)) if metrics else [m for m in DEFAULT_METRICS if m in numeric]
     for m in chosen:
@@ -239,7 +242,7 @@ def _bars_figure(sub, metric: str, flows: list[str], context: str):
 
 def _by_parameter_figure(sub, metric: str, flows: list[str], parameter: str, context: str):
     from lasthop.report import draw
-    from lasthop.report.sweep import parameter_axis
+    from lasthop.report.sweep import parameter_axis, x_ticks
 
     unit, scale = metric_unit(metric)
     values = list(dict.fromkeys(sub[parameter]))
@@ -251,16 +254,15 @@ def _by_parameter_figure(sub, metric: str, flows: list[str], parameter: str, con
         for source, rest in lines:
             rows = sub[(sub["flow"] == flow) & (sub["source"] == source)
                        & (sub["point"].map(lambda p: _without(p, parameter)) == rest)]
-            xs = [axis.positions[v] for v in rows[parameter]]
-            ax.errorbar(xs, rows["mean"] * scale, yerr=(rows["ci95"] * scale).fillna(0.0), marker="o", capsize=3,
+            rows = rows.assign(_x=[axis.positions[v] for v in rows[parameter]]).sort_values("_x", kind="stable")
+            ax.errorbar(rows["_x"], rows["mean"] * scale, yerr=(rows["ci95"] * scale).fillna(0.0), marker="o", capsize=3,
                         color=colors[f"{source} {rest}"], label=draw.label(f"{source} {rest}".strip()), linewidth=1)
         ax.set_ylabel(draw.label(flow))
         draw.eng_axis(ax.yaxis, unit)
         draw.legend_outside(ax)
     last = panels.axes[-1]
-    if not axis.numeric:
-        last.set_xticks(list(axis.positions.values()), list(axis.positions))
-    last.set_xlabel(axis.name)
+    x_ticks(last, axis)
+    last.set_xlabel(draw.label(axis.name))
     return panels.fig
 
 

@@ -8,8 +8,14 @@ Layout of a sweep directory:
     failed/<run id>.json  a run that failed, with its error and cause (retried by the next invocation):
                         "error" (it raised), "timeout" (past --run-timeout), "memory" (past
                         --run-memory), "signal" or "exit" (its worker died)
-    flows.parquet       one row per run × flow: swept parameters, seed, run id, flow metrics
+    flows.parquet       one row per run × flow: swept parameters (as written, and in SI units as
+                        <param>__si), seed, run id, flow metrics
     intervals.parquet   the per-interval series of every run, with the same key columns
+
+Each swept value is read by the core's unit parser (lasthop.quantities): "500kbps" is 5e5 in the
+column links.bottleneck.rate__si, "2ms" 2e-3, "100p" 100; sweep.json records each parameter's
+kind (duration, rate, bytes, packets, number, or text for categories such as "true", whose SI
+column is NaN) and its SI unit.
 
 A run is identified by a hash of its resolved scenario, seed and lasthop version, so a second
 invocation runs nothing, and a sweep killed (even with SIGKILL) resumes where it stopped: a run
@@ -42,6 +48,7 @@ from lasthop._lazy import LazyModule
 from lasthop.errors import RunTimeout
 from lasthop.files import SWEEP_FORMAT, check_output, replace_file
 from lasthop.pool import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S, LocalPool, TaskFailed
+from lasthop.quantities import SweptParameter, swept_parameter
 from lasthop.results import flows_frame
 from lasthop.scenario import Scenario
 from lasthop.stats import t975
@@ -318,7 +325,7 @@ def run_sweep(
         "scenario_file": scenario.file,
         "scenario_name": scenario.name,
         "lasthop_version": _core.__version__,
-        "grids": [{"path": p, "values": v} for p, v in grids],
+        "grids": [{"path": p, "values": v, **swept_parameter(p, v).metadata()} for p, v in grids],
         "seeds": seeds,
         "base_seed": scenario.seed,
         "overrides": scenario.overrides,
@@ -370,18 +377,22 @@ def run_sweep(
 
 
 class SweepResults:
-    """A sweep's dataset: ``flows`` (one row per run × flow) and ``intervals`` as DataFrames."""
+    """A sweep's dataset: ``flows`` (one row per run × flow) and ``intervals`` as DataFrames;
+    ``parameters`` types the swept parameters (kind, SI unit, SI value of each value)."""
 
-    def __init__(self, directory: Path, flows: pd.DataFrame, intervals: pd.DataFrame, params: list[str], failed: pd.DataFrame):
+    def __init__(self, directory: Path, flows: pd.DataFrame, intervals: pd.DataFrame, params: list[str], failed: pd.DataFrame,
+                 parameters: dict[str, SweptParameter] | None = None):
         self.directory = directory
         self.flows = flows
         self.intervals = intervals
         self.params = params
         self.failed = failed
+        self.parameters = parameters if parameters is not None else {}
 
     @classmethod
     def assemble(cls, out: Path, specs: list[RunSpec]) -> "SweepResults":
         params = [p for p, _ in specs[0].params] if specs else []
+        parameters = {p: swept_parameter(p, [dict(s.params)[p] for s in specs]) for p in params}
         flow_frames, interval_frames, failures = [], [], []
         for s in specs:
             d = out / "runs" / s.run_id
@@ -393,7 +404,8 @@ class SweepResults:
                                      "cause": rec.get("cause", "error"), "error": rec["error"]})
                 continue
             summary = json.loads((d / "summary.json").read_text())
-            key = {**{p: v for p, v in s.params}, "seed": s.seed, "run_id": s.run_id}
+            key = {**{p: v for p, v in s.params}, "seed": s.seed, "run_id": s.run_id,
+                   **{parameters[p].column: parameters[p].si[v] for p, v in s.params}}
             ff = flows_frame(summary)
             for k, v in reversed(list(key.items())):
                 ff.insert(0, k, v)
@@ -405,7 +417,7 @@ class SweepResults:
         flows = pd.concat(flow_frames, ignore_index=True) if flow_frames else pd.DataFrame()
         intervals = pd.concat(interval_frames, ignore_index=True) if interval_frames else pd.DataFrame()
         failed = pd.DataFrame(failures, columns=[*params, "seed", "run_id", "cause", "error"])
-        return cls(out, flows, intervals, params, failed)
+        return cls(out, flows, intervals, params, failed, parameters)
 
     @classmethod
     def load(cls, directory: str | Path) -> "SweepResults":
@@ -439,7 +451,7 @@ class SweepResults:
         random start), so their 95 % intervals have zero width and the extra seeds were wasted."""
         if self.flows.empty:
             return []
-        metrics = self.flows.drop(columns=[*self.params, "seed", "run_id"])
+        metrics = self.flows.drop(columns=[*self.params, *(q.column for q in self.parameters.values()), "seed", "run_id"])
         rows = pd.util.hash_pandas_object(metrics, index=False)  # NaN-safe, unlike tuples of floats
         points = self.flows.groupby(self.params, sort=False) if self.params else [((), self.flows)]
         found = []

@@ -3,9 +3,10 @@ seeds, one line per flow, one panel per value of the second parameter (further p
 lines, named in the legend). Legends sit beside the panels, never on the data; the x axis
 carries the parameter's name and unit, with integer ticks for integer parameters.
 
-Swept values are read as numbers only when every value is a number with the same unit
-("10Mbps,20Mbps", "1..4"); otherwise ("500kbps,1Mbps", "false,true") they are categories in the
-grid's order, so no value is placed by a misread unit.
+Swept values are placed by their SI values, as the core's unit parser reads them
+(lasthop.quantities): "500kbps,1Mbps,2Mbps,5Mbps" at 5e5 .. 5e6 on a proportional axis ticked
+"500 kb/s" .. "5 Mb/s", "500us,2ms" at 0.5 ms and 2 ms. Values that are no quantities of one
+kind ("false,true", "newreno,cubic") are categories in the grid's order.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import functools
 import html
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from matplotlib.ticker import FixedLocator, MaxNLocator, PercentFormatter
 
+from lasthop.quantities import swept_parameter
 from lasthop.report import draw, page
 from lasthop.report.run import ReportProgress
 
@@ -28,7 +29,6 @@ from lasthop.report.run import ReportProgress
 METRICS = [("goodput_bps", "goodput", "b/s", 1.0), ("delay_ms_p99", "one-way delay p99", "s", 1e-3),
            ("jitter_ms_mean", "mean |IPDV|", "s", 1e-3), ("loss_ratio", "loss", "%", 100.0)]
 
-_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s.+-][^\s]*)?\s*$")
 FACET_COLUMNS = 3
 # (marker, line style) per value of the parameters beyond the second.
 STYLES = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-.")]
@@ -41,8 +41,8 @@ class Axis:
 
     path: str
     values: list[str]               # in the grid's order
-    positions: dict[str, float]     # value -> x
-    unit: str
+    positions: dict[str, float]     # value -> x: its SI value, or its index for categories
+    unit: str                       # the SI unit ("b/s", "s", "B", "packets"), "" for numbers and categories
     numeric: bool
     integer: bool
 
@@ -55,13 +55,11 @@ class Axis:
 
 
 def parameter_axis(path: str, values: list[str]) -> Axis:
-    """Numbers when every value is a number with one common unit, else categories in order."""
-    parsed = [_NUMBER.match(v) for v in values]
-    units = {m.group(2) or "" for m in parsed if m}
-    if values and all(parsed) and len(units) == 1:
-        nums = [float(m.group(1)) for m in parsed]
-        return Axis(path, values, dict(zip(values, nums)), units.pop(), True, all(x == int(x) for x in nums))
-    return Axis(path, values, {v: float(i) for i, v in enumerate(values)}, "", False, True)
+    """SI values when every value is a quantity of one kind, else categories in order."""
+    q = swept_parameter(path, values)
+    if q.numeric:
+        return Axis(path, list(q.values), dict(q.si), q.unit, True, q.integer)
+    return Axis(path, list(q.values), {v: float(i) for i, v in enumerate(q.values)}, "", False, True)
 
 
 def _grid_values(meta: dict, flows, path: str) -> list[str]:
@@ -129,7 +127,7 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
                         linestyle=STYLES[style][1], markersize=4, capsize=3, linewidth=1.2, color=colors[key[0]], label=label)
         if fv is not None:
             ax.set_title(draw.label(facet.describe(fv)), fontsize=9)
-        _x_ticks(ax, x)
+        x_ticks(ax, x)
         if c == 0:
             ax.set_ylabel(what)
         else:
@@ -160,19 +158,47 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
     return fig, caption
 
 
-def _x_ticks(ax, x: Axis) -> None:
-    pos = [x.positions[v] for v in x.values]
+# A tick label's width in inches per character (DejaVu Sans at 10 pt: "500 kb/s" is 0.60 in)
+# and the space kept between two labels (about one character); ticks go at the swept values when
+# their labels fit so.
+CHAR_IN = 0.075
+LABEL_GAP_IN = 0.08
+
+
+def x_ticks(ax, x: Axis) -> None:
+    """Categories at their indices; integer counts as integers; plain numbers as written;
+    quantities in engineering notation with their SI unit (500 kb/s, 2 ms). Numbers and
+    quantities on a proportional axis. Ticks sit at the
+    swept values when their labels fit side by side, else at a few round values."""
+    pos = sorted(x.positions[v] for v in x.values)
     if not x.numeric:
         ax.xaxis.set_major_locator(FixedLocator(pos))
         ax.set_xticks(pos, [draw.label(v) for v in x.values])
         ax.set_xlim(-0.5, len(pos) - 0.5)
-    elif x.integer and len(pos) <= 12:
-        ax.set_xticks(pos, [f"{int(p)}" for p in pos])
+        return
+    span = max(pos) - min(pos)
+    if span > 0:
+        ax.set_xlim(min(pos) - 0.06 * span, max(pos) + 0.06 * span)
+    if x.integer:
+        labels = [f"{int(p)}" for p in pos]
+    else:  # plain numbers (a loss ratio) as written: 0.01, not 10 m
+        labels = [draw.eng(p, x.unit) if x.unit else f"{p:g}" for p in pos]
+    if _labels_fit(ax, pos, labels, 1.12 * span):
+        ax.set_xticks(pos, labels)
     elif x.integer:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    if x.numeric and len(pos) > 1:
-        span = max(pos) - min(pos)
-        ax.set_xlim(min(pos) - 0.06 * span, max(pos) + 0.06 * span)
+    elif x.unit:
+        draw.eng_axis(ax.xaxis, x.unit)
+
+
+def _labels_fit(ax, pos: list[float], labels: list[str], shown: float) -> bool:
+    """Whether labels centred at `pos` leave LABEL_GAP_IN between neighbours on `ax`, whose
+    width shows `shown` in data units."""
+    if len(pos) < 2:
+        return True
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    return all((b - a) / shown * width_in >= CHAR_IN * (len(la) + len(lb)) / 2 + LABEL_GAP_IN
+               for a, b, la, lb in zip(pos, pos[1:], labels, labels[1:]))
 
 
 def _y_axis(ax, unit: str) -> None:
