@@ -8,7 +8,8 @@
 //!   asks the driver to call [`Hop::poll`] with its token at a time (a serializer finishing, a
 //!   TTI boundary, a contention decision, a PDU batch arriving); deliveries after propagation
 //!   ([`HopEvent::Arrive`]) or at once ([`HopEvent::Deliver`], the RLC receiver's in-order
-//!   release); drops with their cause ([`HopEvent::Drop`]).
+//!   release); drops with their cause ([`HopEvent::Drop`]); and, for captures, when a packet
+//!   first goes on the medium ([`HopEvent::Transmit`]).
 //!
 //! Wakes are requests, not cancellable timers: a model that moves a deadline earlier asks again
 //! and ignores the superseded wake when it comes (the DCF's generation, the RLC's clocks). The
@@ -57,6 +58,9 @@ pub struct Offer {
 pub enum HopEvent {
     /// Call [`Hop::poll`] with `token` at `at`.
     Wake { at: Time, token: u64 },
+    /// `pkt` goes on the medium from member `from` for the first time at `at` (≥ now): what a
+    /// capture on the sender's interface records (a packet dropped in the queue never is).
+    Transmit { pkt: PacketRef, from: u16, to: u16, at: Time },
     /// `pkt` reaches member `to` at `at` (serialization and propagation done).
     Arrive { pkt: PacketRef, from: u16, to: u16, at: Time },
     /// `pkt` reaches member `to` now.

@@ -78,6 +78,7 @@ impl Channel {
     pub fn accept(&mut self, now: Time, o: Offer, out: &mut Vec<HopEvent>) {
         if self.in_service.is_none() {
             self.in_service = Some(o.pkt);
+            out.push(HopEvent::Transmit { pkt: o.pkt, from: 0, to: 1, at: now });
             out.push(HopEvent::Wake { at: now + self.start_service(o.bytes), token: 0 });
         } else if let Some(victim) = self.push(now, o.pkt, o.bytes, o.flow) {
             out.push(HopEvent::Drop { pkt: victim, cause: DropCause::Queue });
@@ -95,6 +96,7 @@ impl Channel {
         let mut aqm = std::mem::take(&mut self.aqm_drops);
         if let Some(next) = self.pop(now, &mut aqm) {
             self.in_service = Some(next.item);
+            out.push(HopEvent::Transmit { pkt: next.item, from: 0, to: 1, at: now });
             out.push(HopEvent::Wake { at: now + self.start_service(next.bytes), token: 0 });
         }
         out.extend(aqm.drain(..).map(|d| HopEvent::Drop { pkt: d.item, cause: DropCause::Queue }));
@@ -177,10 +179,11 @@ mod tests {
         c.accept(Time::ZERO, offer(7, 1250), &mut out);
         c.accept(Time::ZERO, offer(8, 1250), &mut out); // waits in the one-packet queue
         c.accept(Time::ZERO, offer(9, 1250), &mut out); // finds it full: tail drop
-        assert_eq!(out, vec![HopEvent::Wake { at: ms(1), token: 0 }, HopEvent::Drop { pkt: 9, cause: DropCause::Queue }]);
+        let on_air = |pkt, t| HopEvent::Transmit { pkt, from: 0, to: 1, at: t };
+        assert_eq!(out, vec![on_air(7, Time::ZERO), HopEvent::Wake { at: ms(1), token: 0 }, HopEvent::Drop { pkt: 9, cause: DropCause::Queue }]);
         out.clear();
         c.poll(ms(1), &mut out);
-        assert_eq!(out, vec![HopEvent::Wake { at: ms(2), token: 0 }, HopEvent::Arrive { pkt: 7, from: 0, to: 1, at: ms(6) }]);
+        assert_eq!(out, vec![on_air(8, ms(1)), HopEvent::Wake { at: ms(2), token: 0 }, HopEvent::Arrive { pkt: 7, from: 0, to: 1, at: ms(6) }]);
         out.clear();
         c.poll(ms(2), &mut out);
         assert_eq!(out, vec![HopEvent::Arrive { pkt: 8, from: 0, to: 1, at: ms(7) }], "no wake once the queue is empty");

@@ -129,7 +129,7 @@ impl PySimulation {
 
     /// The pcap file bytes of capture `i`.
     fn capture_pcap<'py>(&self, py: Python<'py>, i: usize) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, self.sim.capture_pcap(i))
+        PyBytes::new(py, &self.sim.capture_pcap(i))
     }
 
     #[getter]

@@ -7,22 +7,33 @@ use lasthop_core::packet::Packet;
 use lasthop_core::wire::write_headers;
 use lasthop_core::Time;
 
-#[derive(Debug)]
+/// A capture in progress: records in the order they were taken, each with its timestamp. A
+/// WLAN reports a frame's transmission when it decides the exchange, a little ahead of the
+/// simulated clock, so [`PcapWriter::file`] orders the records by time (ties keep their order).
+#[derive(Debug, Default)]
 pub struct PcapWriter {
-    buf: Vec<u8>,
-    scratch: Vec<u8>,
-    packets: u32,
-}
-
-impl Default for PcapWriter {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// (timestamp, start, end) of each record's header bytes in `data`, and its original length.
+    records: Vec<(Time, u32, u32, u32)>,
+    data: Vec<u8>,
 }
 
 impl PcapWriter {
     pub fn new() -> Self {
-        let mut buf = Vec::with_capacity(1 << 16);
+        Self::default()
+    }
+
+    pub fn record(&mut self, t: Time, p: &Packet) {
+        let start = self.data.len() as u32;
+        // The IPv4 id is the packet's uid (mod 2^16), so one packet seen at two hops matches.
+        let total = write_headers(p, p.uid as u16, &mut self.data);
+        self.records.push((t, start, self.data.len() as u32, total as u32));
+    }
+
+    /// The complete pcap file.
+    pub fn file(&self) -> Vec<u8> {
+        let mut order: Vec<usize> = (0..self.records.len()).collect();
+        order.sort_by_key(|&i| self.records[i].0);
+        let mut buf = Vec::with_capacity(24 + self.data.len() + 16 * self.records.len());
         buf.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
         buf.extend_from_slice(&2u16.to_le_bytes());
         buf.extend_from_slice(&4u16.to_le_bytes());
@@ -30,25 +41,18 @@ impl PcapWriter {
         buf.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
         buf.extend_from_slice(&65_535u32.to_le_bytes()); // snaplen
         buf.extend_from_slice(&101u32.to_le_bytes()); // LINKTYPE_RAW
-        PcapWriter { buf, scratch: Vec::with_capacity(128), packets: 0 }
+        for i in order {
+            let (t, start, end, total) = self.records[i];
+            buf.extend_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
+            buf.extend_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
+            buf.extend_from_slice(&(end - start).to_le_bytes());
+            buf.extend_from_slice(&total.to_le_bytes());
+            buf.extend_from_slice(&self.data[start as usize..end as usize]);
+        }
+        buf
     }
 
-    pub fn record(&mut self, t: Time, p: &Packet) {
-        self.scratch.clear();
-        // The IPv4 id is the packet's uid (mod 2^16), so one packet seen at two hops matches.
-        let total = write_headers(p, p.uid as u16, &mut self.scratch);
-        self.buf.extend_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
-        self.buf.extend_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
-        self.buf.extend_from_slice(&(self.scratch.len() as u32).to_le_bytes());
-        self.buf.extend_from_slice(&(total as u32).to_le_bytes());
-        self.buf.extend_from_slice(&self.scratch);
-        self.packets += 1;
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        &self.buf
-    }
     pub fn packets(&self) -> u32 {
-        self.packets
+        self.records.len() as u32
     }
 }

@@ -434,8 +434,8 @@ impl Simulation {
     }
 
     /// The bytes of a pcap capture (a complete file).
-    pub fn capture_pcap(&self, i: usize) -> &[u8] {
-        self.captures[i].pcap.bytes()
+    pub fn capture_pcap(&self, i: usize) -> Vec<u8> {
+        self.captures[i].pcap.file()
     }
 
     /// A packet reaching `node` from `from` runs the processors of that interface bottom-up: a
@@ -498,12 +498,11 @@ impl Simulation {
         self.arm_processor(k);
     }
 
-    /// Records `p` in the captures at `at` (on its interface towards `other`).
-    fn capture(&mut self, at: u32, other: u32, p: &Packet) {
-        let now = self.now;
+    /// Records `p` at time `t` in the captures of node `at` (on its interface towards `other`).
+    fn capture(&mut self, t: Time, at: u32, other: u32, p: &Packet) {
         for c in &mut self.captures {
             if c.node == at && c.peer.is_none_or(|x| x == other) {
-                c.pcap.record(now, p);
+                c.pcap.record(t, p);
             }
         }
     }
@@ -631,7 +630,8 @@ impl Simulation {
 
     /// The interface of `node` towards `next`: its processors from chain position `pos` down
     /// (top-down as in paper 003's Fig. 3: SAP-LAW, then Snoop, which caches what it sees, then
-    /// the packet error generator, so Snoop can repair its drops), the capture, the hop.
+    /// the packet error generator, so Snoop can repair its drops), then the hop (a capture on
+    /// the interface records the packet when the hop puts it on the medium).
     fn pass_down(&mut self, node: u32, next: u32, pos: usize, mut p: Packet) {
         if !self.chains.is_empty() {
             let iface = node as usize * self.n_nodes + next as usize;
@@ -644,9 +644,6 @@ impl Simulation {
                     return;
                 }
             }
-        }
-        if !self.captures.is_empty() {
-            self.capture(node, next, &p);
         }
         self.route(node as usize * self.n_nodes + p.dst as usize, p);
     }
@@ -692,6 +689,13 @@ impl Simulation {
                     self.on_node_arrive(node, from, pkt);
                 }
                 HopEvent::Drop { pkt, cause } => self.discard(pkt, cause),
+                HopEvent::Transmit { pkt, from, to, at } => {
+                    if !self.captures.is_empty() {
+                        let (node, peer) = (self.hops[h].nodes[from as usize], self.hops[h].nodes[to as usize]);
+                        let p = *self.packets.get(pkt);
+                        self.capture(at, node, peer, &p);
+                    }
+                }
             }
         }
     }
@@ -720,7 +724,7 @@ impl Simulation {
     fn on_node_arrive(&mut self, node: u32, from: u32, id: u32) {
         let mut p = self.packets.take(id);
         if !self.captures.is_empty() {
-            self.capture(node, from, &p);
+            self.capture(self.now, node, from, &p);
         }
         if !self.chains.is_empty() && self.ingress_absorbs(node, from, &mut p) {
             return;

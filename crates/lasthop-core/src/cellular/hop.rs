@@ -62,7 +62,7 @@ impl RlcHop {
             }
             batch => self.rlc.on_arrival(now, batch - ARRIVAL, &mut rlc_out),
         };
-        self.emit(&mut rlc_out, out);
+        self.emit(now, &mut rlc_out, out);
         self.rlc_out = rlc_out;
         self.schedule_rx(now, wake, out);
         if token == TTI && self.rlc.busy() {
@@ -100,10 +100,11 @@ impl RlcHop {
         }
     }
 
-    fn emit(&mut self, rlc_out: &mut Vec<RlcOutput>, out: &mut Vec<HopEvent>) {
+    fn emit(&mut self, now: Time, rlc_out: &mut Vec<RlcOutput>, out: &mut Vec<HopEvent>) {
         out.extend(rlc_out.drain(..).map(|o| match o {
             RlcOutput::Arrival { id, at } => HopEvent::Wake { at, token: ARRIVAL + id },
             RlcOutput::Deliver { pkt } => HopEvent::Deliver { pkt, from: 0, to: 1 },
+            RlcOutput::Transmit { pkt } => HopEvent::Transmit { pkt, from: 0, to: 1, at: now },
             RlcOutput::Discarded { pkt } => HopEvent::Drop { pkt, cause: DropCause::RetryLimit },
             RlcOutput::OutOfOrder { pkt } => HopEvent::Drop { pkt, cause: DropCause::OutOfOrder },
         }));

@@ -146,6 +146,8 @@ pub enum RlcOutput {
     OutOfOrder { pkt: u32 },
     /// The TTI `id` reaches the receiver at `at`.
     Arrival { id: u64, at: Time },
+    /// The first PDU of the SDU carrying `pkt` goes on the air now.
+    Transmit { pkt: u32 },
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -296,6 +298,9 @@ impl RlcAm {
             }
             let seq = self.pdu(sn).sdu;
             self.unqueue(seq);
+            if self.pdu(sn).tx_count == 0 && sn == self.sdu(seq).first_sn {
+                out.push(RlcOutput::Transmit { pkt: self.sdu(seq).pkt });
+            }
             self.pdu(sn).tx_count += 1;
             self.sent_sns.push_back(sn);
             len += 1;

@@ -63,6 +63,8 @@ fn drive_from(rlc: &mut RlcAm, from: Time, until: Time) -> Vec<(Time, RlcOutput)
         for o in out {
             match o {
                 RlcOutput::Arrival { id, at } => arrivals.push((at, id)),
+                // Captures' business; `first_transmissions_are_reported_once_per_sdu` checks them.
+                RlcOutput::Transmit { .. } => {}
                 other => log.push((t, other)),
             }
         }
@@ -148,7 +150,7 @@ fn the_buffer_holds_sdus_until_their_pdus_are_sent_not_acknowledged() {
     assert!(!r.enqueue(3, 260, Class::Udp), "two SDUs wait to be sent: the buffer of 2 is full");
     let mut out = Vec::new();
     r.on_tti(ms(0), &mut out);
-    assert!(out.is_empty(), "the TTI at 0 ms is lost: nothing to deliver");
+    assert_eq!(out, vec![RlcOutput::Transmit { pkt: 1 }, RlcOutput::Transmit { pkt: 2 }], "the TTI at 0 ms is lost: nothing to deliver");
     // 2 × 7 PDUs left in the TTI at 0 ms; their status comes only at 100 ms.
     assert_eq!(r.occupancy(), 0, "both SDUs are on the air, not in the buffer");
     assert!(r.enqueue(3, 260, Class::Udp), "a third SDU is admitted before the status");
@@ -251,4 +253,26 @@ fn priority_scheduling_sends_udp_before_queued_tcp_and_reorders_per_class() {
     r.enqueue(2, 260, Class::Udp);
     let log = drive(&mut r, ms(400));
     assert_eq!(log[0], (ms(50), RlcOutput::Deliver { pkt: 2 }), "UDP does not wait for TCP's lost PDUs");
+}
+
+#[test]
+fn first_transmissions_are_reported_once_per_sdu() {
+    // Two SDUs that each fill one TTI exactly (cfg(): 384 kb/s × 20 ms / 40 B = 24 PDUs): SDU 1
+    // starts in the TTI at 0 ms, SDU 2 in the TTI at 20 ms. The first TTI is lost, so SDU 1's
+    // PDUs go again once its status returns (50 ms) — retransmissions, not first transmissions:
+    // each SDU is reported exactly once.
+    let mut rlc = RlcAm::new(cfg(), TtiErrors::Script { lost: vec![true], next: 0 });
+    let bytes = cfg().pdus_per_tti() as u32 * cfg().pdu_payload;
+    assert!(rlc.enqueue(1, bytes, Class::Tcp) && rlc.enqueue(2, bytes, Class::Tcp));
+    let mut seen = Vec::new();
+    for tti in 0..6 {
+        let mut out = Vec::new();
+        rlc.on_tti(ms(20 * tti), &mut out);
+        seen.extend(out.iter().filter_map(|o| match o {
+            RlcOutput::Transmit { pkt } => Some((20 * tti, *pkt)),
+            _ => None,
+        }));
+    }
+    assert!(rlc.stats.pdus_retransmitted > 0, "the lost TTI was sent again");
+    assert_eq!(seen, vec![(0, 1), (20, 2)]);
 }

@@ -55,6 +55,8 @@ pub struct Frame {
     pub to: u16,
     /// Set once the receiver has the packet (its ACK may still be lost and the frame retried).
     pub delivered: bool,
+    /// Set once its data frame first went on the air (what a capture at the sender records).
+    pub transmitted: bool,
     /// Flow key for fair queueing.
     pub flow: u32,
 }
@@ -71,6 +73,8 @@ enum RetryCounter {
 pub enum MacOutput {
     /// The packet reaches station `to` from station `from` at `at` (end of the data frame).
     Deliver { pkt: u32, from: u16, to: u16, at: Time },
+    /// The packet's data frame goes on the air for the first time at `at`.
+    Transmit { pkt: u32, from: u16, to: u16, at: Time },
     /// The packet is dropped after exhausting its retries.
     RetryDrop { pkt: u32 },
     /// The packet was dropped by the station's queue discipline (CoDel at dequeue, FQ-CoDel's
@@ -355,6 +359,9 @@ impl Dcf {
             let d = if self.uses_rts(&f) { phy.rts_time() } else { phy.data_time_at(self.msdu_bytes(&f), self.stations[i].rate_x10) };
             longest = longest.max(d);
             self.stations[i].stats.collisions += 1;
+            if !self.uses_rts(&f) {
+                self.note_transmit(i, now, out);
+            }
         }
         for &i in senders {
             self.failed_attempt(now, i, RetryCounter::Short, out);
@@ -386,6 +393,7 @@ impl Dcf {
             }
             t += phy.sifs;
         }
+        self.note_transmit(i, t, out);
         t += phy.data_time_at(self.msdu_bytes(&f), self.stations[i].rate_x10);
         if !self.errors.data_ok(&mut self.error_rng, i, to) {
             self.stations[i].stats.frame_errors += 1;
@@ -417,6 +425,15 @@ impl Dcf {
         // Post-backoff after every transmission (§10.3.4.3), with or without a next frame.
         self.draw_backoff(i);
         (t, phy.difs())
+    }
+
+    /// Reports the head frame of station `i` going on the air at `at`, the first time it does.
+    fn note_transmit(&mut self, i: usize, at: Time, out: &mut Vec<MacOutput>) {
+        let head = self.stations[i].head.as_mut().expect("a sender has a frame");
+        if !head.transmitted {
+            head.transmitted = true;
+            out.push(MacOutput::Transmit { pkt: head.pkt, from: i as u16, to: head.to, at });
+        }
     }
 
     /// Counts a failed attempt against `counter`: doubles CW or, once that counter reaches its

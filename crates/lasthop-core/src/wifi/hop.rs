@@ -26,7 +26,7 @@ impl WlanHop {
     /// Queues the frame at station `o.from`; only a frame that became its station's head can
     /// move the next transmission earlier.
     pub fn accept(&mut self, now: Time, o: Offer, out: &mut Vec<HopEvent>) {
-        let frame = Frame { pkt: o.pkt, uid: o.uid, ip_bytes: o.bytes, to: o.to, delivered: false, flow: o.flow };
+        let frame = Frame { pkt: o.pkt, uid: o.uid, ip_bytes: o.bytes, to: o.to, delivered: false, transmitted: false, flow: o.flow };
         if let Some(victim) = self.dcf.enqueue(now, o.from as usize, frame) {
             out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
         }
@@ -45,6 +45,7 @@ impl WlanHop {
         self.dcf.decide(now, &mut mac);
         out.extend(mac.drain(..).map(|o| match o {
             MacOutput::Deliver { pkt, from, to, at } => HopEvent::Arrive { pkt, from, to, at },
+            MacOutput::Transmit { pkt, from, to, at } => HopEvent::Transmit { pkt, from, to, at },
             MacOutput::RetryDrop { pkt } => HopEvent::Drop { pkt, cause: DropCause::RetryLimit },
             MacOutput::QueueDrop { pkt } => HopEvent::Drop { pkt, cause: DropCause::Queue },
         }));

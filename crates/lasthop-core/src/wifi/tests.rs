@@ -25,7 +25,7 @@ fn saturate(d: &mut Dcf, frames: usize, bytes: u32) -> (Time, Vec<MacOutput>) {
         for i in 1..d.n_stations() {
             while d.queue_len(i) < 3 {
                 *uid += 1;
-                d.enqueue(now, i, Frame { pkt: *uid as u32, uid: *uid, ip_bytes: bytes, to: 0, delivered: false, flow: 0 });
+                d.enqueue(now, i, Frame { pkt: *uid as u32, uid: *uid, ip_bytes: bytes, to: 0, delivered: false, transmitted: false, flow: 0 });
             }
         }
     };
@@ -57,14 +57,15 @@ fn a_frame_on_an_idle_medium_goes_without_backoff() {
     let data = phy.data_time(1000);
     let mut d = dcf(cfg(phy), 2, ErrorModel::Ideal);
     let t0 = Time(1_000_000); // medium idle for far longer than DIFS
-    d.enqueue(t0, 1, Frame { pkt: 1, uid: 1, ip_bytes: 1000, to: 0, delivered: false, flow: 0 });
+    d.enqueue(t0, 1, Frame { pkt: 1, uid: 1, ip_bytes: 1000, to: 0, delivered: false, transmitted: false, flow: 0 });
     assert_eq!(d.next_decision(), Some(t0), "§10.3.4.2: idle ≥ DIFS -> transmit at once");
     let mut out = Vec::new();
     d.decide(t0, &mut out);
-    assert_eq!(out, vec![MacOutput::Deliver { pkt: 1, from: 1, to: 0, at: t0 + data }]);
+    // On the air at once (a capture at the sender stamps it t0), received at the data frame's end.
+    assert_eq!(out, vec![MacOutput::Transmit { pkt: 1, from: 1, to: 0, at: t0 }, MacOutput::Deliver { pkt: 1, from: 1, to: 0, at: t0 + data }]);
     // A second frame arriving during the exchange must back off: it cannot start before the
     // exchange end + SIFS + ACK + DIFS.
-    d.enqueue(t0 + Duration::from_micros(10), 1, Frame { pkt: 2, uid: 2, ip_bytes: 1000, to: 0, delivered: false, flow: 0 });
+    d.enqueue(t0 + Duration::from_micros(10), 1, Frame { pkt: 2, uid: 2, ip_bytes: 1000, to: 0, delivered: false, transmitted: false, flow: 0 });
     let earliest = t0 + data + d.cfg.phy.sifs + d.cfg.phy.ack_time() + d.cfg.phy.difs();
     assert!(d.next_decision().unwrap() >= earliest);
 }
@@ -74,12 +75,13 @@ fn retry_limit_drops_after_seven_attempts() {
     let errors = ErrorModel::Fixed { fer: vec![0.0, 1.0], ack_fer: 0.0 };
     let mut d = dcf(cfg(Phy::b(110, 10, false)), 2, errors);
     let mut out = Vec::new();
-    d.enqueue(Time::ZERO, 1, Frame { pkt: 9, uid: 9, ip_bytes: 500, to: 0, delivered: false, flow: 0 });
+    d.enqueue(Time::ZERO, 1, Frame { pkt: 9, uid: 9, ip_bytes: 500, to: 0, delivered: false, transmitted: false, flow: 0 });
     for _ in 0..7 {
         let t = d.next_decision().unwrap();
         d.decide(t, &mut out);
     }
-    assert_eq!(out, vec![MacOutput::RetryDrop { pkt: 9 }], "dot11ShortRetryLimit = 7 attempts");
+    // Sent 7 times, first transmission reported once (a capture shows the packet once).
+    assert_eq!(out, vec![MacOutput::Transmit { pkt: 9, from: 1, to: 0, at: Time::ZERO }, MacOutput::RetryDrop { pkt: 9 }], "dot11ShortRetryLimit = 7 attempts");
     assert_eq!(d.station_stats(1).attempts, 7);
     assert_eq!(d.next_decision(), None);
 }
@@ -89,12 +91,12 @@ fn lost_acks_cause_retries_but_one_delivery() {
     let errors = ErrorModel::Fixed { fer: vec![0.0, 0.0], ack_fer: 1.0 };
     let mut d = dcf(cfg(Phy::b(110, 10, false)), 2, errors);
     let mut out = Vec::new();
-    d.enqueue(Time::ZERO, 1, Frame { pkt: 4, uid: 4, ip_bytes: 500, to: 0, delivered: false, flow: 0 });
+    d.enqueue(Time::ZERO, 1, Frame { pkt: 4, uid: 4, ip_bytes: 500, to: 0, delivered: false, transmitted: false, flow: 0 });
     while let Some(t) = d.next_decision() {
         d.decide(t, &mut out);
     }
-    assert_eq!(out.len(), 1, "delivered once, and no drop reported for a delivered packet: {out:?}");
-    assert!(matches!(out[0], MacOutput::Deliver { pkt: 4, .. }));
+    assert_eq!(out.len(), 2, "transmitted and delivered once, and no drop reported for a delivered packet: {out:?}");
+    assert!(matches!(out[0], MacOutput::Transmit { pkt: 4, .. }) && matches!(out[1], MacOutput::Deliver { pkt: 4, .. }));
     assert_eq!(d.station_stats(0).duplicates_filtered, 6);
 }
 
@@ -113,16 +115,20 @@ fn rts_failures_count_short_and_data_failures_after_cts_count_long() {
     // IEEE 802.11-2016 §10.3.4.4: with RTS/CTS, a lost RTS (no CTS) increments the short retry
     // count (limit 7); a lost data frame after a CTS increments the long one (limit 4).
     let rts_cfg = DcfConfig { rts_threshold: 0, ..cfg(Phy::b(110, 10, false)) };
-    for (errors, limit, what) in [
-        (ErrorModel::Fixed { fer: vec![0.0, 1.0], ack_fer: 0.0 }, 4, "data after CTS: dot11LongRetryLimit"),
-        (ErrorModel::Fixed { fer: vec![0.0, 0.0], ack_fer: 1.0 }, 7, "RTS unanswered: dot11ShortRetryLimit"),
+    // A data frame that never went out (every RTS unanswered) is never reported transmitted.
+    for (errors, limit, transmits, what) in [
+        (ErrorModel::Fixed { fer: vec![0.0, 1.0], ack_fer: 0.0 }, 4, 1, "data after CTS: dot11LongRetryLimit"),
+        (ErrorModel::Fixed { fer: vec![0.0, 0.0], ack_fer: 1.0 }, 7, 0, "RTS unanswered: dot11ShortRetryLimit"),
     ] {
         let mut d = dcf(rts_cfg.clone(), 2, errors);
         let mut out = Vec::new();
-        d.enqueue(Time::ZERO, 1, Frame { pkt: 9, uid: 9, ip_bytes: 500, to: 0, delivered: false, flow: 0 });
+        d.enqueue(Time::ZERO, 1, Frame { pkt: 9, uid: 9, ip_bytes: 500, to: 0, delivered: false, transmitted: false, flow: 0 });
         while let Some(t) = d.next_decision() {
             d.decide(t, &mut out);
         }
+        let sent = out.iter().filter(|o| matches!(o, MacOutput::Transmit { pkt: 9, .. })).count();
+        assert_eq!(sent, transmits, "{what}");
+        out.retain(|o| !matches!(o, MacOutput::Transmit { .. }));
         assert_eq!(out, vec![MacOutput::RetryDrop { pkt: 9 }], "{what}");
         assert_eq!(d.station_stats(1).attempts, limit, "{what}");
     }
