@@ -5,9 +5,10 @@
 //! - [`time`]    integer-nanosecond [`Time`] and [`Duration`]
 //! - [`units`]   human units in scenario files (`"10ms"`, `"11Mbps"`, `"1500B"`, `"64KiB"`, `"100p"`)
 //! - [`rng`]     named, portable random streams derived from one scenario seed (ChaCha8)
-//! - [`packet`]  the packet and header model (IPv4 / TCP / UDP fields, wire sizes)
+//! - [`packet`]  the packet and header model (IPv4 / TCP / UDP fields, wire sizes) + simulator metadata
 //! - [`mechanisms`] the papers' mechanisms as sans-I/O packet processors (packet error generator)
-//! - [`wire`]    real IPv4/TCP/UDP header bytes with checksums (pcap now, the emulator later)
+//! - [`wire`]    parse, emit and rewrite real IPv4/TCP/UDP bytes (etherparse; RFC 1624 incremental
+//!   checksums): packets of every world in the one header model (pcap now, the emulator next)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
 
 pub mod cellular;

@@ -5,6 +5,22 @@
 //! Wire sizes follow RFC 791 / 9293 / 768: IPv4 20 B, TCP 20 B + options padded to 4 B, UDP 8 B.
 //! TCP options modelled: MSS (4 B), window scale (3 B, RFC 7323), SACK-permitted (2 B) and SACK
 //! blocks (2 + 8n B, RFC 2018). Timestamps are not modelled (the papers' TCPs have none).
+//!
+//! A [`Packet`] is a header representation plus simulator metadata, so a mechanism sees the same
+//! header type in every world ([`crate::wire`] parses real bytes into it and writes changes back):
+//!
+//! | field | kind | on the wire |
+//! |---|---|---|
+//! | `src`, `dst` | header | IPv4 source / destination, node id ↔ address by `wire::node_address` / `wire::node_id` |
+//! | `sport`, `dport` | header | TCP or UDP ports |
+//! | `dscp` | header | IPv4 DS field, upper 6 bits of the old TOS (RFC 2474) |
+//! | `proto` | header | IPv4 protocol, 6 or 17 |
+//! | `tcp` | header | the TCP header and its modelled options (default for UDP) |
+//! | `payload_len` | header | IPv4 total length − IPv4, TCP/UDP header lengths |
+//! | `uid`, `flow`, `pkt_seq`, `sent_at` | metadata ([`PacketMeta`]) | none: the simulator's tracing and one-way metrics |
+//!
+//! Header fields not in the packet (IPv4 id, TTL, DF, ECN) live in `wire::Headers`; the
+//! simulator's values for them are fixed (`wire::Headers::from_packet`).
 
 use crate::time::Time;
 use std::cmp::Ordering;
@@ -133,7 +149,21 @@ pub struct Packet {
     pub sent_at: Time,
 }
 
+/// The simulator-only part of a [`Packet`]: what no header carries. A world that reads packets
+/// off a wire supplies it when it turns parsed headers into a `Packet` (`wire::Headers::to_packet`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacketMeta {
+    pub uid: u64,
+    pub flow: FlowId,
+    pub pkt_seq: u32,
+    pub sent_at: Time,
+}
+
 impl Packet {
+    /// The simulator metadata of this packet (see the module table).
+    pub fn meta(&self) -> PacketMeta {
+        PacketMeta { uid: self.uid, flow: self.flow, pkt_seq: self.pkt_seq, sent_at: self.sent_at }
+    }
     pub fn header_len(&self) -> u32 {
         IPV4_HEADER_BYTES
             + match self.proto {
