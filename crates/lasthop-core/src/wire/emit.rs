@@ -72,21 +72,22 @@ fn emit_headers(h: &Headers, payload: Option<&[u8]>, head: &mut [u8]) -> Result<
         Sum16BitWords::new().add_4bytes(h.ip.src).add_4bytes(h.ip.dst).add_2bytes([0, protocol.0]).add_2bytes(l4_len.to_be_bytes())
     };
     let payload = payload.unwrap_or(&[]);
+    // etherparse sums in native byte order: `to_ne_bytes` of its result is the field on the wire
+    // (what its own headers store as `sum.to_be()` and write with `to_be_bytes`).
     let protocol = match h.proto {
         Protocol::Tcp => {
-            let mut t = tcp_header(h)?;
-            debug_assert_eq!(t.header_len(), header_len - 20, "emitted_options_len follows tcp_header");
-            let sum = pseudo(IpNumber::TCP).add_slice(&t.to_bytes()).add_slice(payload);
-            // etherparse sums in native byte order; `to_be` turns the result into the field value.
-            t.checksum = sum.ones_complement().to_be();
+            let t = tcp_header(h)?;
             head[20..header_len].copy_from_slice(&t.to_bytes());
+            debug_assert_eq!(t.header_len(), header_len - 20, "emitted_options_len follows tcp_header");
+            let sum = pseudo(IpNumber::TCP).add_slice(&head[20..header_len]).add_slice(payload);
+            head[36..38].copy_from_slice(&sum.ones_complement().to_ne_bytes());
             IpNumber::TCP
         }
         Protocol::Udp => {
-            let mut u = UdpHeader { source_port: h.sport, destination_port: h.dport, length: l4_len, checksum: 0 };
-            let sum = pseudo(IpNumber::UDP).add_slice(&u.to_bytes()).add_slice(payload);
-            u.checksum = sum.to_ones_complement_with_no_zero().to_be();
+            let u = UdpHeader { source_port: h.sport, destination_port: h.dport, length: l4_len, checksum: 0 };
             head[20..28].copy_from_slice(&u.to_bytes());
+            let sum = pseudo(IpNumber::UDP).add_slice(&head[20..28]).add_slice(payload);
+            head[26..28].copy_from_slice(&sum.to_ones_complement_with_no_zero().to_ne_bytes());
             IpNumber::UDP
         }
     };
@@ -111,7 +112,7 @@ fn emit_headers(h: &Headers, payload: Option<&[u8]>, head: &mut [u8]) -> Result<
     Ok(header_len)
 }
 
-/// The etherparse TCP header of `h`, checksum still zero.
+/// The etherparse TCP header of `h`, checksum zero.
 fn tcp_header(h: &Headers) -> Result<etherparse::TcpHeader, EmitError> {
     let tcp = &h.tcp;
     if tcp.sack_len as usize > tcp.sack.len() {

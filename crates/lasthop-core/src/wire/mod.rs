@@ -19,6 +19,24 @@
 //! - [`rewrite`] in-place [`set_tcp_window`], [`set_tcp_ack`], [`set_dscp`], and [`apply`], which
 //!   writes back what a mechanism changed in a `Packet`
 //!
+//! A processor on real packets (the emulator's loop, one packet read from a TUN device):
+//!
+//! ```
+//! use lasthop_core::packet::{Packet, PacketMeta, Protocol, SeqNum, TcpFlags, TcpHeader};
+//! use lasthop_core::{wire, Time};
+//! # let ack = Packet { uid: 0, flow: 0, pkt_seq: 0, src: 1, dst: 0, sport: 80, dport: 40_000, dscp: 0,
+//! #     proto: Protocol::Tcp, payload_len: 0, sent_at: Time::ZERO,
+//! #     tcp: TcpHeader { ack: SeqNum(1), flags: TcpFlags(TcpFlags::ACK), window: 65_535, ..TcpHeader::default() } };
+//! # let mut bytes = vec![0u8; 40];
+//! # wire::emit(&wire::Headers::from_packet(&ack, 1), &mut bytes).unwrap();
+//! let meta = PacketMeta { uid: 17, flow: 0, pkt_seq: 0, sent_at: Time::ZERO }; // the world's bookkeeping
+//! let mut p = wire::parse(&bytes)?.to_packet(meta)?;
+//! p.tcp.window = p.tcp.window.min(8_760); // what SAP-LAW or receiver awnd control decides
+//! let done = wire::apply(&p, &mut bytes)?;
+//! assert!(done.window && wire::verify_checksums(&bytes).is_ok());
+//! # Ok::<(), wire::WireError>(())
+//! ```
+//!
 //! The byte work is done by `etherparse` (no std, no alloc): its header types lay out the bytes and
 //! its slices validate lengths. `smoltcp::wire` (features `proto-ipv4`, `medium-ip`) was the other
 //! candidate and was not taken because it keeps at most three SACK blocks (the model and RFC 2018
