@@ -67,6 +67,14 @@ fn emit_headers(h: &Headers, payload: Option<&[u8]>, head: &mut [u8]) -> Result<
     if total > u16::MAX as usize {
         return Err(EmitError::TooLong { total });
     }
+    // Every check before the first byte is written: a failed emit leaves the buffer as it was.
+    let out_of_range = |field, value: u8| EmitError::OutOfRange { field, value: value as u32 };
+    let dscp = IpDscp::try_new(h.ip.dscp).map_err(|_| out_of_range("dscp", h.ip.dscp))?;
+    let ecn = IpEcn::try_new(h.ip.ecn).map_err(|_| out_of_range("ecn", h.ip.ecn))?;
+    let tcp = match h.proto {
+        Protocol::Tcp => Some(tcp_header(h)?),
+        Protocol::Udp => None,
+    };
     let l4_len = (total - 20) as u16;
     let pseudo = |protocol: IpNumber| {
         Sum16BitWords::new().add_4bytes(h.ip.src).add_4bytes(h.ip.dst).add_2bytes([0, protocol.0]).add_2bytes(l4_len.to_be_bytes())
@@ -74,16 +82,15 @@ fn emit_headers(h: &Headers, payload: Option<&[u8]>, head: &mut [u8]) -> Result<
     let payload = payload.unwrap_or(&[]);
     // etherparse sums in native byte order: `to_ne_bytes` of its result is the field on the wire
     // (what its own headers store as `sum.to_be()` and write with `to_be_bytes`).
-    let protocol = match h.proto {
-        Protocol::Tcp => {
-            let t = tcp_header(h)?;
+    let protocol = match tcp {
+        Some(t) => {
             head[20..header_len].copy_from_slice(&t.to_bytes());
             debug_assert_eq!(t.header_len(), header_len - 20, "emitted_options_len follows tcp_header");
             let sum = pseudo(IpNumber::TCP).add_slice(&head[20..header_len]).add_slice(payload);
             head[36..38].copy_from_slice(&sum.ones_complement().to_ne_bytes());
             IpNumber::TCP
         }
-        Protocol::Udp => {
+        None => {
             let u = UdpHeader { source_port: h.sport, destination_port: h.dport, length: l4_len, checksum: 0 };
             head[20..28].copy_from_slice(&u.to_bytes());
             let sum = pseudo(IpNumber::UDP).add_slice(&head[20..28]).add_slice(payload);
@@ -91,10 +98,9 @@ fn emit_headers(h: &Headers, payload: Option<&[u8]>, head: &mut [u8]) -> Result<
             IpNumber::UDP
         }
     };
-    let out_of_range = |field, value: u8| EmitError::OutOfRange { field, value: value as u32 };
     let mut ip = Ipv4Header {
-        dscp: IpDscp::try_new(h.ip.dscp).map_err(|_| out_of_range("dscp", h.ip.dscp))?,
-        ecn: IpEcn::try_new(h.ip.ecn).map_err(|_| out_of_range("ecn", h.ip.ecn))?,
+        dscp,
+        ecn,
         total_len: total as u16,
         identification: h.ip.ident,
         dont_fragment: h.ip.dont_fragment,
@@ -223,6 +229,7 @@ mod tests {
         let mut buf = [0u8; 100];
         h.ip.dscp = 64;
         assert_eq!(emit(&h, &mut buf), Err(EmitError::OutOfRange { field: "dscp", value: 64 }));
+        assert_eq!(buf, [0u8; 100], "a failed emit writes nothing");
         h.ip.dscp = 0;
         h.ip.ecn = 4;
         assert_eq!(emit(&h, &mut buf), Err(EmitError::OutOfRange { field: "ecn", value: 4 }));
@@ -230,6 +237,7 @@ mod tests {
         // SYN options (12 B) + four SACK blocks (36 B) = 48 B > 40.
         h.tcp.sack_len = 4;
         assert_eq!(emit(&h, &mut buf), Err(EmitError::OptionsTooLong { needed: 48 }));
+        assert_eq!(buf, [0u8; 100], "a failed emit writes nothing");
         h.tcp.sack_len = 5;
         assert_eq!(emit(&h, &mut buf), Err(EmitError::OutOfRange { field: "sack_len", value: 5 }));
         h.tcp.sack_len = 0;

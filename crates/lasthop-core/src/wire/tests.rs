@@ -12,6 +12,7 @@ use proptest::prelude::*;
 
 /// The pcap writer before etherparse (commit 3000b64), kept verbatim as the reference the new
 /// `write_headers` must match byte for byte.
+#[allow(clippy::manual_is_multiple_of)] // verbatim
 mod reference {
     use super::super::{checksum, fold, node_address, sum16};
     use crate::packet::{Packet, Protocol};
