@@ -10,6 +10,7 @@
 //! - [`wire`]    parse, emit and rewrite real IPv4/TCP/UDP bytes (etherparse; RFC 1624 incremental
 //!   checksums): packets of every world in the one header model (pcap now, the emulator next)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
+//! - [`traffic`] traffic sources as schedules of (time, size): CBR, on/off, VBR video; TCP transfers
 
 pub mod cellular;
 pub mod hop;
@@ -18,6 +19,7 @@ pub mod metrics;
 pub mod packet;
 pub mod rng;
 pub mod time;
+pub mod traffic;
 pub mod units;
 pub mod wifi;
 pub mod wire;
