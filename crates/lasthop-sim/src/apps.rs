@@ -1,246 +1,178 @@
-//! Applications: what writes into a flow and when. Each is a small state machine asked by the
-//! simulator "what now?" with the current time, so none of them knows about events or packets.
-//!
-//! - [`Source`] for message sources: CBR (constant size and inter-departure time, as D-ITG's
-//!   `-C`/`-c`), on/off (CBR at `rate` during on periods; constant or exponential periods) and
-//!   synthetic VBR video (one frame per 40 ms, cut into packets).
-//! - [`Transfer`] for TCP writers: greedy bulk (optionally N bytes) and file transfers of N bytes.
+//! The scenario side of traffic: a flow's `app` (and its TCP read pacing) becomes, once, when
+//! the network is built, the typed parameters of `lasthop_core::traffic` — a message
+//! [`Schedule`] on the flow's random stream `flow/<name>/app` and a TCP [`Transfer`]. The
+//! runtime keeps these in the flow's state and never reads the schema again; the same core
+//! sources run in a real-socket generator.
 
-use lasthop_scenario::{App, Periods, VideoPreset};
-use lasthop_core::rng::{lognormal_unit_mean, uniform01, exponential, SimRng};
-use lasthop_core::{Duration, Time};
+use lasthop_scenario::{App, Flow, Periods, Scenario, VideoPreset};
+use lasthop_core::rng::RngStreams;
+use lasthop_core::traffic::{
+    Calls, CbrParams, FileLoop, OnOffParams, PacedReads, Schedule, SourceParams, Transfer, VideoModel,
+    VideoParams, Volume,
+};
+use lasthop_core::units::Bytes;
 
-/// A CBR, on/off or video message source.
-#[derive(Debug)]
-pub struct Source {
-    size: u32,
-    interval: Duration,
-    onoff: Option<OnOff>,
-    video: Option<Video>,
-    /// Largest packet payload; longer messages (video frames) are cut into several packets.
-    max_packet: u32,
+/// Default bytes per application read when a read rate is set (paper 000's 8 KiB buffer).
+pub const DEFAULT_READ_SIZE: Bytes = Bytes(8 * 1024);
+/// The file loop's default `send()` size: paper 000's 4096-byte application packets.
+pub const DEFAULT_MESSAGE: Bytes = Bytes(4096);
+/// The file loop's default application buffer: paper 000's best, 8 KiB.
+pub const DEFAULT_APP_BUFFER: Bytes = Bytes(8 * 1024);
+
+/// A flow's traffic, built from its scenario entry.
+pub struct FlowApp {
+    /// The messages and their departures (CBR, on/off, video); `None` for byte transfers.
+    pub messages: Option<Schedule>,
+    /// What a TCP sender writes and how both applications call their sockets.
+    pub transfer: Transfer,
 }
 
-/// Synthetic MPEG-4 VBR video after models.md §5.4: frame size = m_type · S_scene · E_frame,
-/// S and E lognormal with mean 1 (CoV c_s and 0.25), scenes of geometric length (mean 10 GoPs),
-/// clipped at the trace's largest frame. It reproduces mean rate, frame and GoP variability
-/// and the peak; not the long-range dependence of the real trace.
-#[derive(Debug)]
-struct Video {
-    /// Mean I, P, B frame sizes in bytes.
-    mean: [f64; 3],
-    scene_cov: f64,
-    max_frame: f64,
-    frame: usize,
-    scene: f64,
-    rng: SimRng,
+/// Converts flow `f`'s application (validated) into core traffic parameters.
+pub fn flow_app(scenario: &Scenario, f: &Flow, rng: &RngStreams) -> FlowApp {
+    let messages = source_params(&f.app).map(|p| Schedule::new(p, rng.stream(&format!("flow/{}/app", f.name))));
+    let volume = match f.app {
+        App::Bulk { bytes } => bytes.map_or(Volume::UntilStopped, |b| Volume::Bytes(b.0)),
+        App::File { bytes, .. } => Volume::Bytes(bytes.0),
+        App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } => Volume::Messages,
+    };
+    let calls = match (&f.app, f.tcp.as_ref().and_then(|p| p.read_rate)) {
+        (App::File { message, app_buffer, send_delay, receive_delay, .. }, _) if scenario.uses_file_loop(f) => {
+            Calls::FileLoop(FileLoop {
+                message: message.unwrap_or(DEFAULT_MESSAGE),
+                app_buffer: app_buffer.unwrap_or(DEFAULT_APP_BUFFER),
+                send_delay: send_delay.unwrap_or_default(),
+                receive_delay: receive_delay.unwrap_or_default(),
+            })
+        }
+        (_, Some(rate)) => Calls::PacedReads(PacedReads {
+            rate,
+            size: f.tcp.as_ref().and_then(|p| p.read_size).unwrap_or(DEFAULT_READ_SIZE),
+        }),
+        (_, None) => Calls::Immediate,
+    };
+    FlowApp { messages, transfer: Transfer { volume, calls } }
 }
 
-const FRAME_COV: f64 = 0.25;
-const MEAN_SCENE_FRAMES: f64 = 120.0;
-/// I B B P B B P B B P B B as indexes into `Video::mean`.
-const GOP: [usize; 12] = [0, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2, 2];
-
-impl Video {
-    /// Calibrated parameters of models.md §5.4 (traffic_models.py).
-    fn new(preset: VideoPreset, rng: SimRng) -> Video {
-        let (i, p, b, cs, max) = match preset {
-            VideoPreset::StarwarsMpeg4High => (2788.0, 1961.0, 981.0, 0.371, 9370.0),
-            VideoPreset::StarwarsMpeg4Medium => (1474.0, 456.0, 228.0, 0.509, 4690.0),
-            VideoPreset::StarwarsMpeg4Low => (1511.0, 241.0, 121.0, 0.439, 4686.0),
-            VideoPreset::LectureMpeg4Medium => (1691.0, 253.0, 127.0, 0.269, 3432.0),
-            VideoPreset::LectureMpeg4Low => (1751.0, 113.0, 56.0, 0.097, 3432.0),
-        };
-        Video { mean: [i, p, b], scene_cov: cs, max_frame: max, frame: 0, scene: 0.0, rng }
-    }
-
-    fn next_frame_bytes(&mut self) -> u32 {
-        if self.frame == 0 || uniform01(&mut self.rng) < 1.0 / MEAN_SCENE_FRAMES {
-            self.scene = lognormal_unit_mean(&mut self.rng, self.scene_cov);
-        }
-        let kind = GOP[self.frame % GOP.len()];
-        self.frame += 1;
-        let size = self.mean[kind] * self.scene * lognormal_unit_mean(&mut self.rng, FRAME_COV);
-        size.clamp(1.0, self.max_frame).round() as u32
-    }
-}
-
-#[derive(Debug)]
-struct OnOff {
-    on: Duration,
-    off: Duration,
-    periods: Periods,
-    rng: SimRng,
-    on_until: Time,
-}
-
-impl OnOff {
-    fn draw(&mut self, mean: Duration) -> Duration {
-        match self.periods {
-            Periods::Constant => mean,
-            Periods::Exponential => Duration(exponential(&mut self.rng, mean.0 as f64).round().max(1.0) as u64),
-        }
-    }
-}
-
-impl Source {
-    /// `None` for applications that are not message sources.
-    pub fn new(app: &App, rng: SimRng) -> Option<Self> {
-        match *app {
-            App::Cbr { size, interval } => {
-                Some(Source { size: size.0 as u32, interval, onoff: None, video: None, max_packet: size.0 as u32 })
-            }
-            App::Onoff { size, rate, on, off, periods } => Some(Source {
-                size: size.0 as u32,
-                // While on: one packet of `size` payload bytes every size·8/rate.
-                interval: rate.tx_time(size.0),
-                onoff: Some(OnOff { on, off, periods, rng, on_until: Time::ZERO }),
-                video: None,
-                max_packet: size.0 as u32,
-            }),
-            App::Video { preset, packet_size } => Some(Source {
-                size: 0,
-                interval: Duration::from_millis(40),
-                onoff: None,
-                video: Some(Video::new(preset, rng)),
-                max_packet: packet_size.0 as u32,
-            }),
-            _ => None,
-        }
-    }
-
-    /// Bytes of the next message (a packet, or a whole video frame).
-    pub fn next_message(&mut self) -> u32 {
-        match self.video.as_mut() {
-            Some(v) => v.next_frame_bytes(),
-            None => self.size,
-        }
-    }
-
-    pub fn max_packet(&self) -> u32 {
-        self.max_packet
-    }
-
-    /// Called at the start time: returns when the first message goes.
-    pub fn start(&mut self, now: Time) -> Time {
-        if let Some(o) = self.onoff.as_mut() {
-            let on = o.on;
-            o.on_until = now + o.draw(on);
-        }
-        now
-    }
-
-    /// Called right after a message was sent at `now`: when does the next one go?
-    pub fn next_after(&mut self, now: Time) -> Time {
-        let next = now + self.interval;
-        match self.onoff.as_mut() {
-            None => next,
-            Some(o) if next < o.on_until => next,
-            Some(o) => {
-                let (on, off) = (o.on, o.off);
-                let next_on = o.on_until + o.draw(off);
-                o.on_until = next_on + o.draw(on);
-                next_on
-            }
-        }
-    }
-}
-
-/// A TCP writer: how many bytes the application still wants to write.
-#[derive(Debug)]
-pub struct Transfer {
-    /// None = unlimited (greedy until stopped).
-    pub total: Option<u64>,
-    pub written: u64,
-    pub stopped: bool,
-    /// Messages of a CBR-over-TCP source waiting for send-buffer space.
-    pub backlog: u64,
-}
-
-impl Transfer {
-    pub fn new(app: &App) -> Self {
-        let total = match *app {
-            App::Bulk { bytes } => bytes.map(|b| b.0),
-            App::File { bytes, .. } => Some(bytes.0),
-            App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } => Some(0),
-        };
-        Transfer { total, written: 0, stopped: false, backlog: 0 }
-    }
-
-    /// Bytes the application would write now if the socket had room.
-    pub fn wants(&self) -> u64 {
-        if self.stopped {
-            return self.backlog;
-        }
-        match self.total {
-            None => u64::MAX,
-            Some(0) => self.backlog,
-            Some(t) => t - self.written,
-        }
-    }
-
-    /// Records `n` bytes accepted by the socket.
-    pub fn wrote(&mut self, n: u64) {
-        self.written += n;
-        if self.total == Some(0) || self.stopped {
-            self.backlog -= n.min(self.backlog);
-        }
-    }
-
-    /// True when the application has nothing more to write and should close.
-    pub fn finished(&self) -> bool {
-        match self.total {
-            Some(0) => self.stopped && self.backlog == 0,
-            Some(t) => self.written >= t,
-            None => self.stopped,
-        }
-    }
+/// The message source an application describes; `None` for byte transfers.
+fn source_params(app: &App) -> Option<SourceParams> {
+    Some(match *app {
+        App::Cbr { size, interval } => SourceParams::Cbr(CbrParams { size, interval }),
+        App::Onoff { size, rate, on, off, periods } => SourceParams::OnOff(OnOffParams {
+            size,
+            rate,
+            on,
+            off,
+            periods: match periods {
+                Periods::Constant => lasthop_core::traffic::Periods::Constant,
+                Periods::Exponential => lasthop_core::traffic::Periods::Exponential,
+            },
+        }),
+        App::Video { preset, packet_size } => SourceParams::Video(VideoParams {
+            model: match preset {
+                VideoPreset::StarwarsMpeg4High => VideoModel::STARWARS_MPEG4_HIGH,
+                VideoPreset::StarwarsMpeg4Medium => VideoModel::STARWARS_MPEG4_MEDIUM,
+                VideoPreset::StarwarsMpeg4Low => VideoModel::STARWARS_MPEG4_LOW,
+                VideoPreset::LectureMpeg4Medium => VideoModel::LECTURE_MPEG4_MEDIUM,
+                VideoPreset::LectureMpeg4Low => VideoModel::LECTURE_MPEG4_LOW,
+            },
+            packet_size,
+        }),
+        App::Bulk { .. } | App::File { .. } => return None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lasthop_core::rng::RngStreams;
-    use lasthop_core::units::{BitRate, Bytes};
+    use lasthop_core::units::BitRate;
+    use lasthop_core::Duration;
 
-    #[test]
-    fn cbr_sends_every_interval() {
-        let app = App::Cbr { size: Bytes(160), interval: Duration::from_millis(20) };
-        let mut s = Source::new(&app, RngStreams::new(1).stream("x")).unwrap();
-        let t0 = s.start(Time(0));
-        assert_eq!(s.next_after(t0), Time(20_000_000));
+    const SCENARIO: &str = r#"
+[simulation]
+duration = "10s"
+seed = 7
+
+[[nodes]]
+name = "a"
+
+[[nodes]]
+name = "b"
+
+[[links]]
+name = "a-b"
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "10ms"
+
+[[flows]]
+name = "file"
+src = "a"
+dst = "b"
+app = { type = "file", bytes = "1MiB", send_delay = "2ms" }
+
+[[flows]]
+name = "slow-reader"
+src = "a"
+dst = "b"
+app = { type = "bulk" }
+tcp = { read_rate = "1Mbps" }
+
+[[flows]]
+name = "voice-over-tcp"
+src = "a"
+dst = "b"
+transport = "tcp"
+app = { type = "cbr", size = "160B", interval = "20ms" }
+
+[[flows]]
+name = "video"
+src = "a"
+dst = "b"
+app = { type = "video", preset = "starwars-mpeg4-high" }
+"#;
+
+    fn apps() -> Vec<FlowApp> {
+        let s = Scenario::from_toml_str(SCENARIO, "apps.toml", &[]).expect("valid scenario");
+        let rng = RngStreams::new(s.simulation.seed);
+        s.flows.iter().map(|f| flow_app(&s, f, &rng)).collect()
     }
 
     #[test]
-    fn video_reproduces_the_calibrated_mean_rate() {
-        // models.md §5.4: Star Wars IV MPEG-4 high, synthetic mean 1357 B per frame
-        // (the trace: 1376 B, 275 kb/s at 25 frames/s).
-        let app = App::Video { preset: VideoPreset::StarwarsMpeg4High, packet_size: lasthop_core::units::Bytes(1472) };
-        let mut s = Source::new(&app, RngStreams::new(1).stream("v")).unwrap();
-        let n = 90_000; // one hour of frames
-        let total: u64 = (0..n).map(|_| s.next_message() as u64).sum();
-        let mean = total as f64 / n as f64;
-        assert!((mean - 1376.0).abs() / 1376.0 < 0.05, "mean frame {mean:.0} B");
+    fn a_file_loop_gets_paper_000s_defaults_for_what_is_not_given() {
+        // message 4096 B and app_buffer 8 KiB (Hur & Hong's best), the given 2 ms send delay.
+        let a = &apps()[0];
+        assert!(a.messages.is_none());
+        assert_eq!(a.transfer.volume, Volume::Bytes(1 << 20));
+        let Calls::FileLoop(l) = a.transfer.calls else { panic!("file loop expected, got {:?}", a.transfer.calls) };
+        assert_eq!((l.message, l.app_buffer), (Bytes(4096), Bytes(8192)));
+        assert_eq!((l.send_delay, l.receive_delay), (Duration::from_millis(2), Duration::ZERO));
     }
 
     #[test]
-    fn onoff_constant_periods_pause_for_off() {
-        // 1000 B at 8 Mb/s: one packet per ms; on 3 ms, off 10 ms.
-        let app = App::Onoff {
-            size: Bytes(1000),
-            rate: BitRate(8_000_000),
-            on: Duration::from_millis(3),
-            off: Duration::from_millis(10),
-            periods: Periods::Constant,
-        };
-        let mut s = Source::new(&app, RngStreams::new(1).stream("x")).unwrap();
-        let mut t = s.start(Time(0));
-        let mut times = vec![t.0 / 1_000_000];
-        for _ in 0..4 {
-            t = s.next_after(t);
-            times.push(t.0 / 1_000_000);
-        }
-        // Packets at 0, 1, 2 ms (on), then the next on period starts at 3 + 10 = 13 ms.
-        assert_eq!(times, vec![0, 1, 2, 13, 14]);
+    fn a_read_rate_paces_reads_of_8_kib() {
+        let a = &apps()[1];
+        assert_eq!(a.transfer.volume, Volume::UntilStopped);
+        assert_eq!(a.transfer.calls, Calls::PacedReads(PacedReads { rate: BitRate(1_000_000), size: Bytes(8192) }));
+    }
+
+    #[test]
+    fn cbr_over_tcp_queues_messages_from_a_cbr_schedule() {
+        let a = &apps()[2];
+        assert_eq!(a.transfer.volume, Volume::Messages);
+        let at: Vec<u64> = a.messages.clone().expect("a CBR schedule").take(3).map(|d| d.at.0 / 1_000_000).collect();
+        assert_eq!(at, vec![0, 20, 40]);
+    }
+
+    #[test]
+    fn a_source_draws_from_the_flows_app_stream() {
+        // The stream name `flow/<name>/app` is part of the results' identity: the same seed and
+        // name must give the departures of the core source on that stream.
+        let a = &apps()[3];
+        let params = SourceParams::Video(VideoParams { model: VideoModel::STARWARS_MPEG4_HIGH, packet_size: Bytes(1472) });
+        let expected = Schedule::new(params, RngStreams::new(7).stream("flow/video/app"));
+        let got = a.messages.clone().expect("a video schedule");
+        assert_eq!(got.max_packet(), 1472);
+        assert!(got.take(1000).eq(expected.take(1000)));
     }
 }

@@ -6,7 +6,7 @@
 //! - [`engine`]   the event queue ordered by (time, insertion sequence) and the event enum
 //! - [`net`]      packet arena and point-to-point channels (DropTail, serialization, loss)
 //! - [`tcp`]      the sans-I/O TCP endpoint: NewReno, SACK/RFC 6675, RTO, persist, delayed ACK
-//! - [`apps`]     CBR, on/off, bulk and file-transfer applications
+//! - [`apps`]     a flow's `app` built once into core traffic sources and TCP transfers
 //! - [`host`]     end hosts that take time (CPU, storage, timer) and the file loop on them
 //! - [`sim`]      the simulation: builder, dispatch loop, results
 //! - [`results`]  summary + column tables, independent of file formats

@@ -7,7 +7,7 @@
 //! demultiplexed by the flow id carried in the packet (addresses and ports are still set, for
 //! mechanisms and captures that read them).
 
-use crate::apps::{Source, Transfer};
+use crate::apps::FlowApp;
 use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
 use crate::engine::{End, Event, EventQueue, Watchdog};
 use crate::net::PacketArena;
@@ -19,7 +19,7 @@ use lasthop_core::wifi::hop::WlanHop;
 use lasthop_core::cellular::hop::RlcHop;
 use lasthop_scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
 use crate::results::{Column, RunOutput, Table};
-use lasthop_scenario::{App, Edge, Scenario, Topology, Transport, WcdmaUplink};
+use lasthop_scenario::{Edge, Scenario, Topology, Transport, WcdmaUplink};
 use lasthop_scenario::build::cellular::build_rlc;
 use lasthop_scenario::build::wifi::build_dcf;
 use crate::tcp::{Segment, TcpConfig, TcpSocket, TraceSample};
@@ -31,6 +31,7 @@ use lasthop_core::mechanisms::snoop::{LocalTimer, SnoopAgent, SnoopConfig};
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;
+use lasthop_core::traffic::{fragments, Calls, PacedReads, Schedule, Volume, Writer};
 use lasthop_core::units::Bytes;
 use lasthop_core::{Duration, Time};
 use rand_core::RngCore;
@@ -68,20 +69,16 @@ struct Attached {
     scheduled: Option<Time>,
 }
 
-/// Default bytes per application read when a read rate is set (paper 000's 8 KiB buffer).
-pub const DEFAULT_READ_SIZE: Bytes = Bytes(8 * 1024);
-/// The file loop's default `send()` size: paper 000's 4096-byte application packets.
-pub const DEFAULT_MESSAGE: Bytes = Bytes(4096);
-/// The file loop's default application buffer: paper 000's best, 8 KiB.
-pub const DEFAULT_APP_BUFFER: Bytes = Bytes(8 * 1024);
 
 struct TcpFlow {
     client: TcpSocket,
     server: TcpSocket,
-    transfer: Transfer,
+    transfer: Writer,
+    /// A message source writing into the socket (CBR over TCP).
+    messages: Option<Schedule>,
     timer_at: [Option<Time>; 2],
-    read_rate: Option<lasthop_core::BitRate>,
-    read_size: u64,
+    /// The receiving application's reads at a set rate, if paced.
+    paced_reads: Option<PacedReads>,
     read_total: u64,
     completed_at: Option<Time>,
     server_closed: bool,
@@ -96,7 +93,7 @@ struct FileLoop {
 }
 
 enum FlowKind {
-    Udp(Source),
+    Udp(Schedule),
     Tcp(Box<TcpFlow>),
 }
 
@@ -317,10 +314,9 @@ impl Simulation {
         let src = topo.index(f.src.get_ref()).expect("validated") as u32;
         let dst = topo.index(f.dst.get_ref()).expect("validated") as u32;
         let transport = f.transport();
+        let FlowApp { messages, transfer } = crate::apps::flow_app(&self.scenario, f, rng);
         let kind = match transport {
-            Transport::Udp => {
-                FlowKind::Udp(Source::new(&f.app, rng.stream(&format!("flow/{}/app", f.name))).expect("validated: UDP apps are sources"))
-            }
+            Transport::Udp => FlowKind::Udp(messages.expect("validated: UDP apps are sources")),
             Transport::Tcp => {
                 let p = f.tcp.clone().unwrap_or_default();
                 let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).expect("validated");
@@ -364,23 +360,23 @@ impl Simulation {
                 FlowKind::Tcp(Box::new(TcpFlow {
                     client,
                     server,
-                    transfer: Transfer::new(&f.app),
+                    transfer: Writer::new(transfer.volume),
+                    messages,
                     timer_at: [None, None],
-                    read_rate: p.read_rate,
-                    read_size: p.read_size.unwrap_or(DEFAULT_READ_SIZE).0,
+                    paced_reads: match transfer.calls {
+                        Calls::PacedReads(r) => Some(r),
+                        _ => None,
+                    },
                     read_total: 0,
                     completed_at: None,
                     server_closed: false,
-                    file: self.scenario.uses_file_loop(f).then(|| {
-                        let App::File { bytes, message, app_buffer, send_delay, receive_delay } = &f.app else {
-                            unreachable!("the file loop runs file transfers only")
-                        };
-                        let buffer = app_buffer.unwrap_or(DEFAULT_APP_BUFFER).0;
-                        Box::new(FileLoop {
-                            sender: FileSender::new(bytes.0, message.unwrap_or(DEFAULT_MESSAGE).0, buffer, send_delay.unwrap_or_default()),
-                            receiver: FileReceiver::new(buffer, receive_delay.unwrap_or_default()),
-                        })
-                    }),
+                    file: match (transfer.calls, transfer.volume) {
+                        (Calls::FileLoop(l), Volume::Bytes(bytes)) => Some(Box::new(FileLoop {
+                            sender: FileSender::new(bytes, l.message.0, l.app_buffer.0, l.send_delay),
+                            receiver: FileReceiver::new(l.app_buffer.0, l.receive_delay),
+                        })),
+                        _ => None,
+                    },
                 }))
             }
         };
@@ -806,22 +802,22 @@ impl Simulation {
     fn on_flow_start(&mut self, flow: u32) {
         let fi = flow as usize;
         let now = self.now;
+        let start = self.flows[fi].start;
         match &mut self.flows[fi].kind {
             FlowKind::Udp(src) => {
-                let first = src.start(now);
-                self.events.schedule(first, Event::AppSend { flow });
+                self.events.schedule(start + src.due().at, Event::AppSend { flow });
             }
             FlowKind::Tcp(t) => {
                 let mut out = std::mem::take(&mut self.scratch);
                 t.client.connect(now, &mut out);
-                let is_cbr = matches!(self.scenario.flows[fi].app, App::Cbr { .. });
-                let read_paced = t.read_rate.is_some();
+                let first_message = t.messages.as_ref().map(|m| start + m.due().at);
+                let read_paced = t.paced_reads.is_some();
                 let file_loop = t.file.is_some();
                 self.emit_segments(fi, End::Client, &mut out);
                 self.scratch = out;
                 self.arm_tcp_timer(fi, End::Client);
-                if is_cbr {
-                    self.events.schedule(now, Event::AppSend { flow });
+                if let Some(first) = first_message {
+                    self.events.schedule(first, Event::AppSend { flow });
                 }
                 if read_paced {
                     self.events.schedule(now, Event::AppRead { flow });
@@ -837,7 +833,7 @@ impl Simulation {
     fn on_flow_stop(&mut self, flow: u32) {
         let fi = flow as usize;
         if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
-            t.transfer.stopped = true;
+            t.transfer.stop();
             self.pump_writer(fi);
         }
         // UDP sources check the stop time before each send.
@@ -857,26 +853,25 @@ impl Simulation {
                 return;
             }
         }
+        let start = self.flows[fi].start;
         match &mut self.flows[fi].kind {
             FlowKind::Udp(src) => {
-                let mut left = src.next_message();
+                let message = src.pop();
                 let max = src.max_packet();
-                let next = src.next_after(now);
+                let next = start + src.due().at;
                 // A message longer than a packet (a video frame) leaves as back-to-back packets.
-                while left > 0 {
-                    let size = left.min(max);
+                for size in fragments(message.bytes, max) {
                     self.send_udp(fi, size);
-                    left -= size;
                 }
                 if next < self.flows[fi].stop {
                     self.events.schedule(next, Event::AppSend { flow });
                 }
             }
             FlowKind::Tcp(t) => {
-                // CBR over TCP: one message of `size` bytes per interval into the socket.
-                if let App::Cbr { size, interval } = self.scenario.flows[fi].app {
-                    t.transfer.backlog += size.0;
-                    let next = now + interval;
+                // A message source over TCP (CBR): each message joins the socket's backlog.
+                if let Some(m) = t.messages.as_mut() {
+                    t.transfer.queue(m.pop().bytes as u64);
+                    let next = start + m.due().at;
                     self.pump_writer(fi);
                     if next < self.flows[fi].stop {
                         self.events.schedule(next, Event::AppSend { flow });
@@ -943,8 +938,7 @@ impl Simulation {
             self.cpu_push(dst, Work::Recv(flow));
             return;
         }
-        let Some(rate) = t.read_rate else { return };
-        let size = t.read_size;
+        let Some(PacedReads { rate, size: Bytes(size) }) = t.paced_reads else { return };
         let _ = self.read_server(fi, size);
         let done = matches!(&self.flows[fi].kind, FlowKind::Tcp(t) if t.server_closed);
         if !done && now < self.end {
@@ -965,7 +959,7 @@ impl Simulation {
             if n > 0 {
                 t.read_total += n;
                 f.forward.on_delivered(now, n);
-                if t.completed_at.is_none() && t.transfer.total.is_some_and(|tot| tot > 0 && t.read_total >= tot) {
+                if t.completed_at.is_none() && t.transfer.target().is_some_and(|tot| t.read_total >= tot) {
                     t.completed_at = Some(now);
                 }
             }
@@ -1148,7 +1142,7 @@ impl Simulation {
                 End::Client => t.client.on_segment(now, seg, &mut out),
                 End::Server => t.server.on_segment(now, seg, &mut out),
             }
-            t.read_rate.is_none() && t.file.is_none()
+            t.paced_reads.is_none() && t.file.is_none()
         };
         self.emit_segments(fi, end, &mut out);
         self.scratch = out;
