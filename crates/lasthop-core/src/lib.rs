@@ -11,12 +11,15 @@
 //!   checksums): packets of every world in the one header model (pcap now, the emulator next)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
 //! - [`traffic`] traffic sources as schedules of (time, size): CBR, on/off, VBR video; TCP transfers
+//! - [`report`]  the typed run report (`summary.json`: flows, links, WLANs, RLC, mechanisms), its
+//!   JSON Schema, and the column tables (intervals, TCP traces, delay CDF)
 
 pub mod cellular;
 pub mod hop;
 pub mod mechanisms;
 pub mod metrics;
 pub mod packet;
+pub mod report;
 pub mod rng;
 pub mod time;
 pub mod traffic;

@@ -21,7 +21,8 @@
 
 use crate::time::{Duration, Time};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Why a packet did not arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,65 +72,103 @@ pub struct IntervalRow {
     pub jitter_max_ms: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Statistics of the one-way delay (RFC 7679) of the received packets, in milliseconds; every
+/// field is null before the first packet arrives, and p50/p95/p99 always in a light meter
+/// (which keeps no percentiles).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DelayStats {
+    /// Mean one-way delay, ms.
     pub mean: Option<f64>,
+    /// Population standard deviation of the one-way delay, ms.
     pub std: Option<f64>,
+    /// Smallest one-way delay, ms.
     pub min: Option<f64>,
+    /// Median (nearest rank), ms.
     pub p50: Option<f64>,
+    /// 95th percentile (nearest rank), ms.
     pub p95: Option<f64>,
+    /// 99th percentile (nearest rank), ms.
     pub p99: Option<f64>,
+    /// Largest one-way delay, ms.
     pub max: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Delay variation, in milliseconds; null while undefined (fewer than two packets, or no two
+/// consecutive sequence numbers received).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct JitterStats {
-    /// Mean |IPDV| over consecutive sequence numbers (RFC 3393).
+    /// Mean |IPDV| over consecutive sequence numbers (RFC 3393), ms.
     pub mean: Option<f64>,
+    /// 99th percentile of |IPDV| (nearest rank), ms.
     pub p99: Option<f64>,
+    /// Largest |IPDV|, ms.
     pub max: Option<f64>,
-    /// RFC 3550 estimator after the last packet.
+    /// RFC 3550 §6.4.1 interarrival jitter estimator after the last packet, ms.
     pub rfc3550: Option<f64>,
-    /// D-ITG's average jitter (mean |ΔD| between consecutively received packets).
+    /// D-ITG's average jitter (mean |ΔD| between consecutively received packets), ms.
     pub ditg: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Lost packets of one direction by cause (RFC 7680 loss, split where the cause is known);
+/// the causes add up to `lost_packets`, packets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LossByCause {
+    /// Dropped by a queue (tail drop or AQM), packets.
     pub queue_drop: u64,
+    /// Lost on a link (random loss, frame error, packet error generator), packets.
     pub link_loss: u64,
+    /// Dropped by a MAC after its retry limit (802.11) or by RLC SDU discard, packets.
     pub retry_limit: u64,
+    /// Dropped by a reordering receiver that gave up waiting (RLC), packets.
     pub out_of_order: u64,
+    /// Absorbed on purpose by a mechanism (duplicate ACKs Snoop suppresses), packets.
     pub suppressed: u64,
+    /// Sent but neither received nor dropped when the run ended, packets.
     pub in_flight_at_end: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// The metrics of one direction of a flow over its active period.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FlowSummary {
+    /// Packets the sender sent, packets.
     pub sent_packets: u64,
     /// Lost in the network: queue drops, link losses, MAC/RLC discards (Koga et al.'s
-    /// "transport layer loss").
+    /// "transport layer loss"), packets.
     pub transport_lost_packets: u64,
     /// Received but unusable: dropped for order at a reordering receiver, later than the
     /// flow's deadline, or reordered at an application that discards such packets
-    /// ("application layer loss").
+    /// ("application layer loss"), packets.
     pub application_lost_packets: u64,
+    /// Received later than the flow's deadline after they were sent, packets.
     pub late_packets: u64,
     /// Arrived in time but after a packet sent later, at an application that discards those
-    /// (see [`FlowMeter::set_discard_reordered`]); not counted again when also late.
+    /// (`FlowMeter::set_discard_reordered`); not counted again when also late; packets.
     pub reordered_packets: u64,
+    /// IP bytes sent (headers included), bytes.
     pub sent_bytes: u64,
+    /// Packets received whole, packets.
     pub received_packets: u64,
+    /// IP bytes received (headers included), bytes.
     pub received_bytes: u64,
+    /// Packets sent and not received (every cause in `lost_by_cause`), packets.
     pub lost_packets: u64,
+    /// `lost_packets / sent_packets`, a fraction in [0, 1]; null if nothing was sent.
     pub loss_ratio: Option<f64>,
+    /// `lost_packets` split by cause.
     pub lost_by_cause: LossByCause,
+    /// Application payload delivered in order to the receiving application, bytes.
     pub delivered_bytes: u64,
+    /// The active period the rates divide by (start to stop, completion or the end), s.
     pub active_s: f64,
+    /// `sent_bytes` over the active period, bit/s.
     pub throughput_tx_bps: f64,
+    /// `received_bytes` over the active period, bit/s.
     pub throughput_rx_bps: f64,
+    /// `delivered_bytes` over the active period, bit/s.
     pub goodput_bps: f64,
+    /// One-way delay statistics, ms.
     pub delay_ms: DelayStats,
+    /// Delay variation statistics, ms.
     pub jitter_ms: JitterStats,
 }
 
