@@ -102,7 +102,7 @@ fn run_case(name: &str) {
         walls.push(t.elapsed().as_secs_f64());
         events = sim.events_processed();
         simulated = sim.now().as_secs_f64();
-        frames = out.summary["wlans"].as_array().map(|w| w.iter().map(|x| x["exchanges"].as_u64().unwrap_or(0)).sum::<u64>()).unwrap_or(0);
+        frames = out.report.wlans.iter().map(|w| w.exchanges).sum::<u64>();
         std::hint::black_box(out);
     }
     println!(

@@ -173,7 +173,7 @@ impl PySimulation {
             }
             tables.append((t.name.as_str(), cols))?;
         }
-        Ok((serde_json::to_string(&out.summary).expect("summary serializes"), tables))
+        Ok((out.report.to_json(), tables))
     }
 }
 

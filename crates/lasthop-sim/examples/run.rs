@@ -19,8 +19,8 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let mut v = out.summary.clone();
-    v["scenario"] = serde_json::Value::Null;
-    println!("{}", serde_json::to_string_pretty(&v).expect("summary serializes"));
+    let mut report = out.report;
+    report.header.scenario = serde_json::Value::Null;
+    println!("{}", serde_json::to_string_pretty(&report).expect("a run report serializes"));
     eprintln!("wall {:?}", t.elapsed());
 }

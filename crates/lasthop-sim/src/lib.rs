@@ -8,8 +8,8 @@
 //! - [`tcp`]      the sans-I/O TCP endpoint: NewReno, SACK/RFC 6675, RTO, persist, delayed ACK
 //! - [`apps`]     a flow's `app` built once into core traffic sources and TCP transfers
 //! - [`host`]     end hosts that take time (CPU, storage, timer) and the file loop on them
-//! - [`sim`]      the simulation: builder, dispatch loop, results
-//! - [`results`]  summary + column tables, independent of file formats
+//! - [`sim`]      the simulation: builder, dispatch loop; `sim/output.rs` fills the report
+//! - [`results`]  the run's output: the typed report (lasthop-core's `RunReport`) + column tables
 //! - [`bundled`]  scenarios compiled in (the default `dumbbell`)
 
 pub mod apps;
@@ -21,6 +21,6 @@ pub mod results;
 pub mod sim;
 pub mod tcp;
 
-pub use results::{Column, RunOutput, Table};
+pub use results::{Column, RunOutput, RunReport, Table};
 pub use lasthop_scenario::{Scenario, ScenarioError};
 pub use sim::{run_scenario, try_run_scenario, Simulation, Stalled};

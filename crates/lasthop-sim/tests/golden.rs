@@ -9,7 +9,7 @@
 //! kind ("f64", "u64", "str"), data (little-endian; a string column as its length then each string)
 //! and validity (0/1 bytes for a nullable column, empty otherwise).
 
-use lasthop_sim::{Column, RunOutput, Scenario, Simulation};
+use lasthop_sim::{Column, RunOutput, RunReport, Scenario, Simulation};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -19,7 +19,7 @@ fn output_hash(out: &RunOutput) -> String {
         h.update(b);
         h.update([0u8]);
     };
-    field(serde_json::to_string(&out.summary).unwrap().as_bytes());
+    field(out.report.to_json().as_bytes());
     for t in &out.tables {
         field(t.name.as_bytes());
         for (name, c) in &t.columns {
@@ -59,6 +59,7 @@ fn every_golden_case_is_byte_identical() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/golden/cases.json");
     let golden: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("golden cases")).unwrap();
     let mut differ = Vec::new();
+    let mut unreadable = Vec::new();
     let cases = golden["cases"].as_array().unwrap();
     for c in cases {
         let text = golden["texts"][c["text"].as_str().unwrap()].as_str().unwrap();
@@ -71,10 +72,17 @@ fn every_golden_case_is_byte_identical() {
         let scenario = Scenario::from_toml_str(text, c["file"].as_str().unwrap(), &overrides).expect("golden scenario loads");
         let mut sim = Simulation::new(scenario);
         sim.run().expect("golden run completes");
-        if output_hash(&sim.output()) != c["output_sha256"].as_str().unwrap() {
+        let out = sim.output();
+        if output_hash(&out) != c["output_sha256"].as_str().unwrap() {
             differ.push(c["label"].as_str().unwrap().to_string());
+        }
+        // What a reader of summary.json parses is exactly what was written.
+        let text = out.report.to_json();
+        if serde_json::from_str::<RunReport>(&text).map(|r| r.to_json()).ok().as_deref() != Some(text.as_str()) {
+            unreadable.push(c["label"].as_str().unwrap().to_string());
         }
     }
     assert!(cases.len() >= 100, "the golden set covers every bundled scenario and reproduction run");
     assert!(differ.is_empty(), "{} of {} golden cases changed output: {differ:?}", differ.len(), cases.len());
+    assert!(unreadable.is_empty(), "the summary of {unreadable:?} does not read back into a RunReport unchanged");
 }

@@ -3,8 +3,8 @@
 
 mod common;
 
+use lasthop_core::report::TcpReport;
 use lasthop_sim::{run_scenario, RunOutput, Scenario};
-use serde_json::Value;
 
 /// sender -(100 Mb/s, 1 ms)- receiver, one file transfer; `devices` and `app`/`tcp` filled in.
 fn scenario(sender_device: &str, receiver_device: &str, app: &str, tcp: &str) -> String {
@@ -42,11 +42,16 @@ fn run(toml: &str) -> RunOutput {
 }
 
 fn response(out: &RunOutput) -> f64 {
-    out.flow("file").unwrap()["response_time_s"].as_f64().expect("the transfer completes")
+    out.flow("file").unwrap().response_time_s().expect("the transfer completes")
 }
 
-fn tcp(out: &RunOutput, key: &str) -> Value {
-    out.flow("file").unwrap()["tcp"][key].clone()
+fn tcp(out: &RunOutput) -> &TcpReport {
+    out.flow("file").unwrap().tcp().expect("a TCP flow")
+}
+
+/// CPU seconds of host `node`.
+fn cpu_busy_s(out: &RunOutput, node: &str) -> f64 {
+    out.report.host(node).unwrap_or_else(|| panic!("{node} is reported as a host")).cpu_busy_s
 }
 
 #[test]
@@ -57,10 +62,10 @@ fn a_storage_bound_receiver_takes_the_write_time() {
     let out = run(&scenario("", dev, r#"{ type = "file", bytes = "1MiB" }"#, r#"{ receive_buffer = "64KiB" }"#));
     let t = response(&out);
     assert!((1.0486..1.0486 + 0.02).contains(&t), "response {t:.4} s vs the 1.0486 s write time");
-    assert_eq!(tcp(&out, "bytes_stored"), 1 << 20);
-    let host = &out.summary["hosts"][0];
-    assert_eq!(host["node"], "receiver");
-    assert!((host["cpu_busy_s"].as_f64().unwrap() - 1.048576).abs() < 1e-6, "CPU time is the write time");
+    assert_eq!(tcp(&out).bytes_stored, Some(1 << 20));
+    let host = &out.report.hosts[0];
+    assert_eq!(host.node, "receiver");
+    assert!((host.cpu_busy_s - 1.048576).abs() < 1e-6, "CPU time is the write time");
 }
 
 #[test]
@@ -70,7 +75,7 @@ fn write_cost_growth_follows_the_integral() {
     // zero op cost (the per-piece midpoints average to the file's midpoint exactly).
     let dev = r#"device = { storage_write_rate = "8Mbps", storage_write_growth = 0.5 }"#;
     let out = run(&scenario("", dev, r#"{ type = "file", bytes = "2MiB" }"#, r#"{ receive_buffer = "64KiB" }"#));
-    let busy = out.summary["hosts"][0]["cpu_busy_s"].as_f64().unwrap();
+    let busy = cpu_busy_s(&out, "receiver");
     assert!((busy - 3.145728).abs() < 1e-5, "CPU time {busy} vs 3.145728 s");
 }
 
@@ -104,13 +109,13 @@ fn packets_preempt_the_slow_application_so_its_window_collapses() {
     // the advertised window falls below one MSS (paper 000, Table 4: 32 581 → 686 B) while the
     // sender's own window (same 32 581-B buffer, nothing to read) stays within a byte of it.
     let out = pda_download("32581B", "immediate");
-    let min = tcp(&out, "receiver_min_open_window_bytes").as_u64().unwrap();
+    let min = tcp(&out).windows.receiver_min_open_window_bytes.unwrap();
     assert!(min < 1460, "the PDA's smallest window was {min} B");
-    let sender_min = tcp(&out, "sender_min_open_window_bytes").as_u64().unwrap();
+    let sender_min = tcp(&out).windows.sender_min_open_window_bytes.unwrap();
     assert!(sender_min >= 32_580, "the sender's window fell to {sender_min} B");
     // The PDA's CPU is the bottleneck: busy for (almost) the whole transfer.
     let t = response(&out);
-    let busy = out.summary["hosts"].as_array().unwrap().iter().find(|h| h["node"] == "receiver").unwrap()["cpu_busy_s"].as_f64().unwrap();
+    let busy = cpu_busy_s(&out, "receiver");
     assert!(busy / t > 0.98, "PDA busy {busy:.3} s of {t:.3} s");
 }
 
@@ -131,5 +136,5 @@ fn lazy_window_updates_make_socket_buffer_size_matter() {
 fn same_scenario_same_bytes() {
     let a = pda_download("16KiB", "delayed");
     let b = pda_download("16KiB", "delayed");
-    assert_eq!(a.summary.to_string(), b.summary.to_string());
+    assert_eq!(a.report.to_json(), b.report.to_json());
 }

@@ -4,7 +4,6 @@
 mod common;
 
 use lasthop_sim::{run_scenario, Column, RunOutput, Scenario};
-use serde_json::Value;
 
 /// A dumbbell: sender -(100 Mb/s, 1 ms)- router -(bottleneck)- receiver. `extra` is appended.
 fn dumbbell(duration: &str, bottleneck: &str, extra: &str) -> String {
@@ -46,12 +45,9 @@ fn run(toml: &str, overrides: &[(&str, &str)]) -> RunOutput {
     run_scenario(s)
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+/// A value the run must have produced (a mean or a time that is null only without samples).
+fn some(v: Option<f64>) -> f64 {
+    v.expect("the run produced this value")
 }
 
 /// Mean goodput of `flow` over intervals starting in [from_s, to_s).
@@ -92,8 +88,8 @@ fn lossless_dumbbell_fills_the_bottleneck_and_respects_the_queue_limit() {
     let q = out.table("queue/bottleneck:router->receiver").unwrap();
     let Some(Column::U64(pk)) = q.column("packets") else { panic!() };
     assert_eq!(*pk.iter().max().unwrap(), 100, "queue reaches but never exceeds its 100-packet limit");
-    let link = out.summary["links"].as_array().unwrap().iter().find(|l| l["name"] == "bottleneck:router->receiver").unwrap();
-    assert!(u(&link["queue_drops"]) > 0, "NewReno must probe until the queue overflows");
+    let link = out.report.link("bottleneck:router->receiver").unwrap();
+    assert!(link.queue_drops > 0, "NewReno must probe until the queue overflows");
 }
 
 /// Fluid model of Reno's sawtooth on one bottleneck (hand derivation): cwnd W (packets) halves
@@ -128,8 +124,8 @@ fn dumbbell_family_has_no_slow_start_overshoot_cycle() {
                 let sack_s = sack.to_string();
                 let out = run(&toml, &[("flows.bulk.tcp.mss", "1448B"), ("flows.bulk.tcp.sack", &sack_s)]);
                 let case = format!("queue {queue}p, buffers {buffer}, sack {sack}");
-                let tcp = &out.flow("bulk").unwrap()["tcp"];
-                assert!(u(&tcp["timeouts"]) <= 1, "{case}: {} timeouts — a slow-start overshoot cycle", tcp["timeouts"]);
+                let timeouts = out.flow("bulk").unwrap().tcp().unwrap().sender.timeouts;
+                assert!(timeouts <= 1, "{case}: {timeouts} timeouts — a slow-start overshoot cycle");
                 let g = goodput_between(&out, "bulk", 10.0, 100.0);
                 let window_bound = buffer_bound(buffer);
                 let expected = if (queue as f64) < bdp && window_bound > capacity {
@@ -200,10 +196,10 @@ fn newreno_goodput_under_random_loss_lies_between_padhye_and_mathis() {
         let bottleneck = format!("rate = \"10Mbps\"\ndelay = \"24ms\"\nqueue = \"1000p\"\nloss_a_to_b = {p}");
         let out = run(&dumbbell(duration, &bottleneck, BULK), &[]);
         let fl = out.flow("bulk").unwrap();
-        let goodput = f(&fl["goodput_bps"]);
+        let goodput = fl.forward.goodput_bps;
         // RTT = mean one-way delay of data + mean one-way delay of ACKs (queueing included).
-        let rtt = (f(&fl["delay_ms"]["mean"]) + f(&fl["reverse"]["delay_ms"]["mean"])) / 1e3;
-        let t0 = f(&fl["tcp"]["rto_ms"]) / 1e3;
+        let rtt = (some(fl.forward.delay_ms.mean) + some(fl.reverse.delay_ms.mean)) / 1e3;
+        let t0 = fl.tcp().unwrap().rto_ms / 1e3;
         let upper = 1.2 * mathis(1460.0, rtt, p, 1.0);
         let lower = 0.8 * padhye_full(1460.0, rtt, p, 1.0, t0, 1e9);
         eprintln!("p = {p}: goodput {:.3} Mb/s, Padhye {:.3}, Mathis {:.3} Mb/s", goodput / 1e6, lower / 0.8e6, upper / 1.2e6);
@@ -229,9 +225,9 @@ fn every_packet_is_received_dropped_or_still_in_flight() {
     let out = run(&dumbbell("20.0005s", bottleneck, &flows), &[]);
     let [queue_drops, link_losses, _, _, in_flight_total] = common::assert_conservation(&out);
     assert!(in_flight_total > 0 && queue_drops > 0 && link_losses > 0, "the test must exercise every cause");
-    let links = out.summary["links"].as_array().unwrap();
-    assert_eq!(queue_drops, links.iter().map(|l| u(&l["queue_drops"])).sum::<u64>(), "per-flow and per-link drops agree");
-    assert_eq!(link_losses, links.iter().map(|l| u(&l["link_losses"])).sum::<u64>());
+    let links = &out.report.links;
+    assert_eq!(queue_drops, links.iter().map(|l| l.queue_drops).sum::<u64>(), "per-flow and per-link drops agree");
+    assert_eq!(link_losses, links.iter().map(|l| l.link_losses).sum::<u64>());
 }
 
 #[test]
@@ -264,7 +260,7 @@ tcp = ["bulk"]
 "#;
     let out = run(&dumbbell("30s", "rate = \"10Mbps\"\ndelay = \"24ms\"", flows), &[]);
     let fl = out.flow("bulk").unwrap();
-    let g = f(&fl["goodput_bps"]);
+    let g = fl.forward.goodput_bps;
     assert!((g - 1e6).abs() < 0.05e6, "goodput {g:.0} should equal the 1 Mb/s read rate");
     let tr = out.table("tcp/bulk/receiver").unwrap();
     let Some(Column::U64(adv)) = tr.column("advertised_window_bytes") else { panic!() };
@@ -287,23 +283,23 @@ app = { type = "file", bytes = "100000B" }
 "#;
     let out = run(&dumbbell("10s", "rate = \"10Mbps\"\ndelay = \"24ms\"", flows), &[]);
     let fl = out.flow("file").unwrap();
-    assert_eq!(u(&fl["delivered_bytes"]), 100_000);
-    let rt = f(&fl["response_time_s"]);
+    assert_eq!(fl.forward.delivered_bytes, 100_000);
+    let rt = some(fl.response_time_s());
     // Lower bound by hand: handshake 1 RTT (50 ms) + serialization 100 000 B × 8 / 10 Mb/s (80 ms)
     // + one-way delay of the last byte (25 ms) = 155 ms. Slow start from 3 segments needs about
     // five more RTTs, so it must also be well under 1 s.
     assert!(rt > 0.155 && rt < 0.6, "response time {rt} s");
-    assert_eq!(fl["tcp"]["state"], "TimeWait", "sender saw the receiver's FIN after its own was acknowledged");
+    assert_eq!(fl.tcp().unwrap().state, "TimeWait", "sender saw the receiver's FIN after its own was acknowledged");
 }
 
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
     let bottleneck = "rate = \"10Mbps\"\ndelay = \"24ms\"\nqueue = \"50p\"\nloss = 0.01";
     let toml = dumbbell("10s", bottleneck, BULK);
-    let a = serde_json::to_string(&run(&toml, &[]).summary).unwrap();
-    let b = serde_json::to_string(&run(&toml, &[]).summary).unwrap();
+    let a = run(&toml, &[]).report.to_json();
+    let b = run(&toml, &[]).report.to_json();
     assert_eq!(a, b, "same scenario and seed must give identical summaries");
-    let c = serde_json::to_string(&run(&toml, &[("simulation.seed", "2")]).summary).unwrap();
+    let c = run(&toml, &[("simulation.seed", "2")]).report.to_json();
     assert_ne!(a, c, "another seed draws other losses");
 }
 
@@ -316,9 +312,9 @@ fn sack_recovers_multiple_losses_faster_than_newreno() {
     let (mut plain, mut sack) = (0.0, 0.0);
     for seed in 1..=5 {
         let s = seed.to_string();
-        plain += f(&run(&toml, &[("simulation.seed", &s)]).flow("bulk").unwrap()["goodput_bps"]);
+        plain += run(&toml, &[("simulation.seed", &s)]).flow("bulk").unwrap().forward.goodput_bps;
         let o = run(&toml, &[("simulation.seed", &s), ("flows.bulk.tcp.sack", "true")]);
-        sack += f(&o.flow("bulk").unwrap()["goodput_bps"]);
+        sack += o.flow("bulk").unwrap().forward.goodput_bps;
     }
     assert!(sack > 1.05 * plain, "SACK {:.3} Mb/s vs NewReno {:.3} Mb/s", sack / 5e6, plain / 5e6);
 }
@@ -342,18 +338,18 @@ app = { type = "file", bytes = "100000B" }
 "#;
     let out = run(&dumbbell("60s", "rate = \"10Mbps\"\ndelay = \"24ms\"", extra), &[]);
     let fl = out.flow("file").unwrap();
-    assert_eq!(u(&fl["delivered_bytes"]), 100_000, "the transfer completes despite the losses");
-    assert_eq!(fl["tcp"]["state"], "TimeWait", "FINs got through");
-    let g = &out.summary["error_generators"];
-    let (dropped, spared) = (u(&g[0]["dropped"]) + u(&g[1]["dropped"]), u(&g[0]["spared"]) + u(&g[1]["spared"]));
+    assert_eq!(fl.forward.delivered_bytes, 100_000, "the transfer completes despite the losses");
+    assert_eq!(fl.tcp().unwrap().state, "TimeWait", "FINs got through");
+    let g = &out.report.error_generators;
+    let (dropped, spared) = (g[0].dropped + g[1].dropped, g[0].spared + g[1].spared);
     assert!(spared >= 4, "SYN, SYN-ACK and both FINs are spared (and any retransmission of them)");
-    let crossing = u(&fl["sent_packets"]) + u(&fl["reverse"]["sent_packets"]) - spared;
+    let crossing = fl.forward.sent_packets + fl.reverse.sent_packets - spared;
     let ratio = dropped as f64 / crossing as f64;
     // ~150 packets cross: a binomial 10 % has sd 2.4 %; allow 3 sd.
     assert!((ratio - 0.10).abs() < 0.075, "dropped {dropped} of {crossing}");
     // Generators are listed node -> peer first (receiver -> router: the ACKs), then peer -> node.
-    assert_eq!(u(&fl["lost_by_cause"]["link_loss"]), u(&g[1]["dropped"]), "forward drops are link losses of the flow");
-    assert_eq!(u(&fl["reverse"]["lost_by_cause"]["link_loss"]), u(&g[0]["dropped"]), "ACK drops are the reverse direction's");
+    assert_eq!(fl.forward.lost_by_cause.link_loss, g[1].dropped, "forward drops are link losses of the flow");
+    assert_eq!(fl.reverse.lost_by_cause.link_loss, g[0].dropped, "ACK drops are the reverse direction's");
 }
 
 #[test]
@@ -388,7 +384,7 @@ app = { type = "cbr", size = "972B", interval = "10ms" }
     let up = goodput_between(&out, "up", 5.0, 20.0) * 1000.0 / 972.0;
     assert!((down / 384_000.0 - 1.0).abs() < 0.01, "downlink {down:.0} b/s");
     assert!((up / 64_000.0 - 1.0).abs() < 0.01, "uplink {up:.0} b/s");
-    assert_eq!(out.summary["scenario"]["links"][0]["rate_b_to_a"], "64kbps", "the resolved scenario carries the preset's values");
+    assert_eq!(out.report.header.scenario["links"][0]["rate_b_to_a"], "64kbps", "the resolved scenario carries the preset's values");
 }
 
 #[test]
@@ -402,12 +398,13 @@ fn codel_and_fq_codel_keep_the_voice_delay_near_propagation() {
         run_scenario(s)
     };
     let (tail, codel, fq) = (go("droptail"), go("codel"), go("fq_codel"));
-    let voice = |o: &RunOutput, k: &str| f(&o.flow("voice").unwrap()["delay_ms"][k]);
+    let voice = |o: &RunOutput| o.flow("voice").unwrap().forward.delay_ms.clone();
     let bulk = |o: &RunOutput| goodput_between(o, "bulk", 5.0, 30.0);
     // One-way propagation + serialization for voice: 1 + 24 ms + 188 B at 100 and 10 Mb/s ≈ 25.2 ms.
-    assert!(voice(&tail, "mean") > 60.0, "DropTail: a standing queue ({})", voice(&tail, "mean"));
-    assert!(voice(&codel, "mean") < 25.2 + 15.0, "CoDel mean {}", voice(&codel, "mean"));
-    assert!(voice(&fq, "p99") < 25.2 + 5.0, "FQ-CoDel p99 {}", voice(&fq, "p99"));
+    let (tail_mean, codel_mean, fq_p99) = (some(voice(&tail).mean), some(voice(&codel).mean), some(voice(&fq).p99));
+    assert!(tail_mean > 60.0, "DropTail: a standing queue ({tail_mean})");
+    assert!(codel_mean < 25.2 + 15.0, "CoDel mean {codel_mean}");
+    assert!(fq_p99 < 25.2 + 5.0, "FQ-CoDel p99 {fq_p99}");
     // ... at a price in TCP throughput that a Reno sawtooth explains: with the queue held near
     // 5 ms, each halving leaves cwnd ≈ (BDP + 5 ms)/2, below the BDP, so the link idles until
     // cwnd regrows — the classic no-buffer Reno utilization of 3/4, a little more here.
@@ -415,8 +412,7 @@ fn codel_and_fq_codel_keep_the_voice_delay_near_propagation() {
         assert!(bulk(o) > 0.75 * 9.733e6, "{name}: bulk goodput {}", bulk(o));
         assert!(bulk(o) < bulk(&tail), "{name}: DropTail's full buffer keeps the link busier");
     }
-    let link = |o: &RunOutput| o.summary["links"].as_array().unwrap().iter().find(|l| l["name"] == "bottleneck:router->receiver").unwrap().clone();
-    assert!(u(&link(&codel)["aqm_drops"]) > 0, "CoDel drops at dequeue");
+    assert!(codel.report.link("bottleneck:router->receiver").unwrap().aqm_drops > 0, "CoDel drops at dequeue");
 }
 
 #[test]
@@ -445,7 +441,7 @@ fn bbr_fills_the_pipe_without_filling_the_buffer() {
     let bbr = run(&toml, &[("flows.bulk.tcp.variant", "bbr")]);
     let cubic = run(&toml, &[("flows.bulk.tcp.variant", "cubic")]);
     let (g_bbr, g_cubic) = (goodput_between(&bbr, "bulk", 10.0, 60.0), goodput_between(&cubic, "bulk", 10.0, 60.0));
-    let delay = |o: &RunOutput| f(&o.flow("bulk").unwrap()["delay_ms"]["mean"]);
+    let delay = |o: &RunOutput| some(o.flow("bulk").unwrap().forward.delay_ms.mean);
     eprintln!("BBR {:.2} Mb/s {:.0} ms, CUBIC {:.2} Mb/s {:.0} ms", g_bbr / 1e6, delay(&bbr), g_cubic / 1e6, delay(&cubic));
     let payload_rate = 10e6 * 1460.0 / 1500.0;
     assert!(g_bbr > 0.93 * payload_rate, "BBR goodput {:.2} Mb/s", g_bbr / 1e6);
@@ -453,11 +449,11 @@ fn bbr_fills_the_pipe_without_filling_the_buffer() {
     // queueing (< 75 ms), CUBIC's is several times larger.
     assert!(delay(&bbr) < 75.0, "BBR mean one-way delay {:.0} ms", delay(&bbr));
     assert!(delay(&cubic) > 3.0 * delay(&bbr), "CUBIC {:.0} ms vs BBR {:.0} ms", delay(&cubic), delay(&bbr));
-    let state = &bbr.flow("bulk").unwrap()["tcp"]["bbr"];
-    let bw = f(&state["btl_bw_bps"]);
+    let state = bbr.flow("bulk").unwrap().tcp().unwrap().bbr.as_ref().expect("a BBR flow reports its model");
+    let bw = state.btl_bw_bps;
     // BtlBw counts payload bytes delivered: 10 Mb/s × 1460/1500 (±3 %).
     assert!((bw / payload_rate - 1.0).abs() < 0.03, "BtlBw {bw:.0} b/s");
-    let rtprop = f(&state["rtprop_ms"]);
+    let rtprop = some(state.rtprop_ms);
     assert!((50.0..53.0).contains(&rtprop), "RTprop {rtprop:.1} ms vs 50 ms + serialization");
 }
 

@@ -36,7 +36,7 @@ fn run(toml: &str) -> RunOutput {
 }
 
 fn response(out: &RunOutput, flow: &str) -> f64 {
-    out.flow(flow).unwrap()["response_time_s"].as_f64().unwrap_or_else(|| panic!("{flow} did not finish"))
+    out.flow(flow).unwrap().response_time_s().unwrap_or_else(|| panic!("{flow} did not finish"))
 }
 
 #[test]
@@ -50,9 +50,9 @@ fn snoop_shortens_the_response_time_at_high_error_rates() {
     let snoop_run = run(&scenario(0.3, &["MH"], &["MH"]));
     let snoop = response(&snoop_run, "to-MH");
     assert!(plain > 5.0 * snoop, "30 % PER: {plain:.1} s without Snoop, {snoop:.1} s with");
-    let agent = &snoop_run.summary["snoop"][0];
-    assert!(agent["timer_retransmissions"].as_u64().unwrap() + agent["local_retransmissions"].as_u64().unwrap() > 0);
-    assert_eq!(agent["connections_closed"], 1, "the connection is forgotten after its FIN");
+    let agent = &snoop_run.report.snoop[0];
+    assert!(agent.timer_retransmissions + agent.local_retransmissions > 0);
+    assert_eq!(agent.connections_closed, 1, "the connection is forgotten after its FIN");
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn snoop_repairs_what_the_error_generator_below_it_drops() {
         plain += response(&run(&with_seed(scenario(0.3, &[], &["MH"]))), "to-MH");
         let s = run(&with_seed(scenario(0.3, &["MH"], &["MH"])));
         snoop += response(&s, "to-MH");
-        timeouts += s.flow("to-MH").unwrap()["tcp"]["timeouts"].as_u64().unwrap();
+        timeouts += s.flow("to-MH").unwrap().tcp().unwrap().sender.timeouts;
     }
     assert!(plain > 10.0 * snoop, "30 % PER over 10 seeds: {plain:.1} s without Snoop, {snoop:.1} s with, {timeouts} TCP timeouts");
 }

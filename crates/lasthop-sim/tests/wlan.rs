@@ -4,18 +4,14 @@
 mod common;
 
 use lasthop_sim::{run_scenario, RunOutput, Scenario};
-use serde_json::Value;
 
 fn run(toml: &str) -> RunOutput {
     run_scenario(Scenario::from_toml_str(toml, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}")))
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap()
+/// A value the run must have produced (null only without samples).
+fn f(v: Option<f64>) -> f64 {
+    v.expect("the run produced this value")
 }
 
 fn station_to_station(ap: bool) -> String {
@@ -51,17 +47,17 @@ fn ad_hoc_is_one_frame_and_infrastructure_two() {
     // T_DATA = 192 + 1036·8/11 = 945.45 µs; ACK at 1 Mb/s = 304 µs; SIFS 10, DIFS 50, slot 20 µs.
     // Ad hoc: an isolated packet finds the medium idle and goes at once: delay = T_DATA.
     let adhoc = run(&station_to_station(false));
-    let d = &adhoc.flow("f").unwrap()["delay_ms"];
-    assert!((f(&d["min"]) - 0.945_455).abs() < 1e-5 && (f(&d["max"]) - 0.945_455).abs() < 1e-5, "{d}");
+    let d = &adhoc.flow("f").unwrap().forward.delay_ms;
+    assert!((f(d.min) - 0.945_455).abs() < 1e-5 && (f(d.max) - 0.945_455).abs() < 1e-5, "{d:?}");
     // Infrastructure: s1 -> AP, then the AP (whose frame arrived while the medium was busy with
     // the ACK) waits SIFS + ACK + DIFS and a backoff of U{0..31} slots, then sends T_DATA:
     // min 2·945.455 + 10 + 304 + 50 = 2254.91 µs, mean + 15.5·20 µs = 2564.91 µs.
     let infra = run(&station_to_station(true));
-    let d = &infra.flow("f").unwrap()["delay_ms"];
-    assert!(f(&d["min"]) >= 2.25491 - 1e-6, "{d}");
-    assert!(f(&d["max"]) <= 2.25491 + 31.0 * 0.020 + 1e-6, "{d}");
+    let d = &infra.flow("f").unwrap().forward.delay_ms;
+    assert!(f(d.min) >= 2.25491 - 1e-6, "{d:?}");
+    assert!(f(d.max) <= 2.25491 + 31.0 * 0.020 + 1e-6, "{d:?}");
     // 199 packets: the mean backoff has sd 9.2/√199 = 0.65 slot = 13 µs.
-    assert!((f(&d["mean"]) - 2.56491).abs() < 0.045, "{d}");
+    assert!((f(d.mean) - 2.56491).abs() < 0.045, "{d:?}");
 }
 
 #[test]
@@ -98,9 +94,9 @@ app = { type = "cbr", size = "1400B", interval = "400us" }
 "#;
     let out = run(toml);
     let [queue, _, retry, _, in_flight] = common::assert_conservation(&out);
-    let members = out.summary["wlans"][0]["members"].as_array().unwrap();
-    assert_eq!(retry, members.iter().map(|m| u(&m["retry_drops"])).sum::<u64>(), "per-flow and per-station retry drops agree");
-    assert_eq!(queue, members.iter().map(|m| u(&m["queue_drops"])).sum::<u64>());
+    let members = &out.report.wlans[0].members;
+    assert_eq!(retry, members.iter().map(|m| m.retry_drops).sum::<u64>(), "per-flow and per-station retry drops agree");
+    assert_eq!(queue, members.iter().map(|m| m.queue_drops).sum::<u64>());
     assert!(retry > 0 && queue > 0 && in_flight > 0, "every cause exercised");
 }
 
@@ -110,10 +106,10 @@ fn home_scenario_runs_with_plausible_numbers() {
     let ftp = out.flow("ftp").unwrap();
     // The FTP runs 135-180 s over RTS/CTS 802.11g whose single-flow TCP ceiling is about 19 Mb/s
     // (RTS 34 + SIFS + CTS 34 + SIFS per frame on top of the 24.2 Mb/s basic-access figure).
-    let g = f(&ftp["goodput_bps"]);
+    let g = ftp.forward.goodput_bps;
     assert!(g > 5e6 && g < 19.5e6, "FTP goodput {g:.0}");
     // The video stream runs the whole 180 s at about 275 kb/s (its calibration target).
-    let v = f(&out.flow("video").unwrap()["goodput_bps"]);
+    let v = out.flow("video").unwrap().forward.goodput_bps;
     assert!(v > 200e3 && v < 400e3, "video goodput {v:.0}");
 }
 
@@ -123,8 +119,8 @@ fn a_station_can_have_its_own_fixed_rate() {
     // isolated 1000-byte IP packet.
     let toml = station_to_station(false).replace("stations = [", "station_rates = { s1 = \"2Mbps\" }\nstations = [");
     let out = run(&toml);
-    let d = &out.flow("f").unwrap()["delay_ms"];
-    assert!((f(&d["min"]) - 4.336).abs() < 1e-6 && (f(&d["max"]) - 4.336).abs() < 1e-6, "{d}");
+    let d = &out.flow("f").unwrap().forward.delay_ms;
+    assert!((f(d.min) - 4.336).abs() < 1e-6 && (f(d.max) - 4.336).abs() < 1e-6, "{d:?}");
 }
 
 #[test]
@@ -136,8 +132,8 @@ fn fq_codel_at_the_ap_protects_the_game_from_the_ftp_flow() {
     let home = include_str!("../../../scenarios/home.toml");
     let go = |aqm: &str| run(&home.replacen("queue = \"50p\"", &format!("queue = \"50p\"\nap_aqm = \"{aqm}\""), 1));
     let (tail, fq) = (go("droptail"), go("fq_codel"));
-    let jmax = |o: &RunOutput| f(&o.flow("game-down").unwrap()["jitter_ms"]["max"]);
-    let ftp = |o: &RunOutput| f(&o.flow("ftp").unwrap()["goodput_bps"]);
+    let jmax = |o: &RunOutput| f(o.flow("game-down").unwrap().forward.jitter_ms.max);
+    let ftp = |o: &RunOutput| o.flow("ftp").unwrap().forward.goodput_bps;
     assert!(jmax(&tail) > 20.0, "DropTail game jitter max {}", jmax(&tail));
     assert!(jmax(&fq) < 10.0, "FQ-CoDel game jitter max {}", jmax(&fq));
     assert!(ftp(&fq) > 0.95 * ftp(&tail), "FTP {} vs {}", ftp(&fq), ftp(&tail));
@@ -154,11 +150,11 @@ fn sap_law_cuts_game_jitter_and_keeps_ftp_throughput() {
     let with = |c: &str| run(&home.replacen("retry_long = 4", &format!("retry_long = 4\nsap_law = {{ capacity = \"{c}\" }}"), 1));
     let regular = run(home);
     let (c14, c18, c22) = (with("14Mbps"), with("18Mbps"), with("22Mbps"));
-    let jmax = |o: &RunOutput| f(&o.flow("game-down").unwrap()["jitter_ms"]["max"]);
-    let ftp_pkts = |o: &RunOutput| u(&o.flow("ftp").unwrap()["received_packets"]);
+    let jmax = |o: &RunOutput| f(o.flow("game-down").unwrap().forward.jitter_ms.max);
+    let ftp_pkts = |o: &RunOutput| o.flow("ftp").unwrap().forward.received_packets;
     assert!(jmax(&regular) > 2.0 * jmax(&c18), "regular {} vs SAP-LAW {}", jmax(&regular), jmax(&c18));
     assert!(jmax(&c18) < 15.0, "SAP-LAW C = 18 Mb/s: game jitter max {}", jmax(&c18));
     assert!(ftp_pkts(&c18) >= ftp_pkts(&regular), "FTP {} vs regular {}", ftp_pkts(&c18), ftp_pkts(&regular));
     assert!(jmax(&c14) <= jmax(&c18) && jmax(&c18) <= jmax(&c22), "jitter grows with C: {} {} {}", jmax(&c14), jmax(&c18), jmax(&c22));
-    assert!(u(&c18.summary["sap_law"][0]["windows_lowered"]) > 1000);
+    assert!(c18.report.sap_law[0].windows_lowered > 1000);
 }

@@ -1,12 +1,11 @@
 //! Helpers shared by the scenario-level tests.
 
+use lasthop_core::metrics::LossByCause;
 use lasthop_sim::RunOutput;
-use serde_json::Value;
 
-pub const LOSS_CAUSES: [&str; 6] = ["queue_drop", "link_loss", "retry_limit", "out_of_order", "suppressed", "in_flight_at_end"];
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+/// The causes in the order of `LossByCause` (and of the summary's `lost_by_cause` keys).
+fn causes(c: &LossByCause) -> [u64; 6] {
+    [c.queue_drop, c.link_loss, c.retry_limit, c.out_of_order, c.suppressed, c.in_flight_at_end]
 }
 
 /// Checks `sent = received + every loss cause` for both directions of every flow, and that the
@@ -15,17 +14,17 @@ fn u(v: &Value) -> u64 {
 /// "suppressed": [queue_drop, link_loss, retry_limit, out_of_order, in_flight_at_end].
 pub fn assert_conservation(out: &RunOutput) -> [u64; 5] {
     let mut all = [0u64; 6];
-    for f in out.summary["flows"].as_array().unwrap() {
-        for dir in [f, &f["reverse"]] {
-            let c = &dir["lost_by_cause"];
-            let mut accounted = u(&dir["received_packets"]);
-            for (i, k) in LOSS_CAUSES.iter().enumerate() {
-                accounted += u(&c[*k]);
-                all[i] += u(&c[*k]);
+    for f in &out.report.flows {
+        let forward = (f.forward.sent_packets, f.forward.received_packets, &f.forward.lost_by_cause);
+        let reverse = (f.reverse.sent_packets, f.reverse.received_packets, &f.reverse.lost_by_cause);
+        for (dir, (sent, received, c)) in [("forward", forward), ("reverse", reverse)] {
+            let by_cause = causes(c);
+            for (total, n) in all.iter_mut().zip(by_cause) {
+                *total += n;
             }
-            assert_eq!(u(&dir["sent_packets"]), accounted, "flow {}: sent = received + lost by cause", f["name"]);
+            assert_eq!(sent, received + by_cause.iter().sum::<u64>(), "flow {} {dir}: sent = received + lost by cause", f.name);
         }
     }
-    assert_eq!(all[5], u(&out.summary["packets_in_network_at_end"]), "in flight by the meters = by the census");
+    assert_eq!(all[5], out.report.header.packets_in_network_at_end, "in flight by the meters = by the census");
     [all[0], all[1], all[2], all[3], all[5]]
 }

@@ -1,0 +1,322 @@
+//! What a simulation reports: fills lasthop-core's typed [`RunReport`] and the column tables
+//! from the simulation's meters and counters, at the end of a run or at any moment of it.
+//!
+//! Only the filling is simulator-specific; the format (keys, order, units, the table builders)
+//! is defined once in `lasthop_core::report`, so the emulator and the traffic generator write
+//! the same `summary.json` and tables. Taking a trace or the per-packet records moves them out
+//! of the simulation: a second `output()` reports them empty.
+
+use super::{FlowKind, PacketRecords, Simulation, TcpFlow, Transport};
+use crate::results::RunOutput;
+use crate::tcp::TraceSample;
+use lasthop_core::hop::Hop;
+use lasthop_core::mechanisms::processor::Processor;
+use lasthop_core::wired::Channel;
+use lasthop_core::report::{
+    self, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, Column, ErrorGeneratorReport, FlowReport, HostReport,
+    IntervalColumns, LinkReport, ReverseSummary, RlcReport, RunHeader, RunReport, SapLawReport, SnoopReport, Table,
+    TcpConnectionReport, TcpCounters, TcpReport, TcpTraceRow, WlanMemberReport, WlanReport,
+};
+use lasthop_core::Time;
+use std::collections::BTreeMap;
+
+impl Simulation {
+    /// The report and tables of the run so far.
+    pub fn output(&mut self) -> RunOutput {
+        let end = self.now;
+        // Table order: intervals, then per flow its TCP traces and packet records, the delay
+        // CDF, the queue traces of the links, those of the WLAN members.
+        let mut intervals = IntervalColumns::default();
+        let mut tables = Vec::new();
+        let flows = self.flow_reports(end, &mut intervals, &mut tables);
+        tables.push(delay_cdf_table(self.flows.iter().map(|f| (f.name.as_str(), &f.forward))));
+        let links = self
+            .hops
+            .iter_mut()
+            .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(link_report(c, end, &mut tables)) } else { None })
+            .collect();
+        let wlans = self.wlan_reports(end, &mut tables);
+        let report = RunReport {
+            header: RunHeader {
+                scenario: serde_json::to_value(&self.scenario).expect("the scenario serializes"),
+                seed: self.scenario.simulation.seed,
+                simulated_s: end.as_secs_f64(),
+                events_processed: self.events_processed,
+                packets_in_network_at_end: self.packets.live() as u64,
+            },
+            flows,
+            links,
+            wlans,
+            wcdma: self.rlc_reports(),
+            sap_law: self.sap_law_reports(),
+            snoop: self.snoop_reports(),
+            error_generators: self.error_generator_reports(),
+            hosts: self.host_reports(end),
+        };
+        let mut all = vec![intervals.into_table()];
+        all.extend(tables);
+        RunOutput { report, tables: all }
+    }
+
+    /// Every flow's report; its interval rows go to `intervals`, its traces and packet records
+    /// to `tables`.
+    fn flow_reports(&mut self, end: Time, intervals: &mut IntervalColumns, tables: &mut Vec<Table>) -> Vec<FlowReport> {
+        let live_max: BTreeMap<usize, u32> = self.live_awnd.iter().map(|e| (e.0, e.4)).collect();
+        let mut reports = Vec::with_capacity(self.flows.len());
+        for (fi, f) in self.flows.iter_mut().enumerate() {
+            let stop = f.stop.min(end);
+            let completed = match &f.kind {
+                FlowKind::Tcp(t) => t.completed_at,
+                FlowKind::Udp(_) => None,
+            };
+            let active = completed.unwrap_or(stop).since(f.start);
+            let forward = f.forward.summary(active);
+            let reverse = ReverseSummary::from(&f.reverse.summary(active));
+            let connection = match &mut f.kind {
+                FlowKind::Tcp(t) => {
+                    let connection = tcp_connection(t, f.start, live_max.get(&fi).copied());
+                    let trace = t.client.take_trace();
+                    if !trace.is_empty() || self.scenario.probes.tcp.contains(&f.name) {
+                        tables.push(tcp_trace_table(&format!("tcp/{}", f.name), trace.iter().map(trace_row)));
+                        let rtrace = t.server.take_trace();
+                        tables.push(tcp_trace_table(&format!("tcp/{}/receiver", f.name), rtrace.iter().map(trace_row)));
+                    }
+                    Some(connection)
+                }
+                FlowKind::Udp(_) => None,
+            };
+            for row in f.forward.interval_rows(end) {
+                intervals.push(&f.name, row);
+            }
+            if let Some(r) = f.records.take() {
+                tables.push(packet_table(&f.name, r));
+            }
+            reports.push(FlowReport {
+                name: f.name.clone(),
+                transport: match f.transport {
+                    Transport::Tcp => report::Transport::Tcp,
+                    Transport::Udp => report::Transport::Udp,
+                },
+                src: self.node_names[f.src as usize].clone(),
+                dst: self.node_names[f.dst as usize].clone(),
+                start_s: f.start.as_secs_f64(),
+                stop_s: stop.as_secs_f64(),
+                forward,
+                reverse,
+                connection,
+            });
+        }
+        reports
+    }
+
+    /// Every WLAN's MAC counters; the members' queue traces go to `tables`.
+    fn wlan_reports(&mut self, end: Time, tables: &mut Vec<Table>) -> Vec<WlanReport> {
+        let mut reports = Vec::new();
+        for slot in &mut self.hops {
+            let Hop::Wlan(w) = &mut slot.hop else { continue };
+            let mut members = Vec::with_capacity(slot.nodes.len());
+            for (i, &node) in slot.nodes.iter().enumerate() {
+                let node = &self.node_names[node as usize];
+                let s = w.dcf.station_stats(i);
+                members.push(WlanMemberReport {
+                    node: node.clone(),
+                    enqueued: s.enqueued,
+                    queue_drops: s.queue_drops,
+                    retry_drops: s.retry_drops,
+                    retry_exhausted_after_delivery: s.retry_exhausted_after_delivery,
+                    attempts: s.attempts,
+                    collisions: s.collisions,
+                    frame_errors: s.frame_errors,
+                    retries: s.retries,
+                    delivered: s.delivered,
+                    duplicates_filtered: s.duplicates_filtered,
+                    max_queue_packets: s.max_queue,
+                });
+                if let Some((t, n)) = w.dcf.take_queue_trace(i) {
+                    let mut tb = Table::new(format!("wlan/{}/{node}", w.name));
+                    tb.push("time_s", Column::F64(t.iter().map(|&x| x as f64 / 1e9).collect()));
+                    tb.push("packets", Column::U64(n));
+                    tables.push(tb);
+                }
+            }
+            let st = &w.dcf.stats;
+            reports.push(WlanReport {
+                name: w.name.clone(),
+                exchanges: st.exchanges,
+                successes: st.successes,
+                collisions: st.collisions,
+                busy_share: share(st.busy_ns, end),
+                members,
+            });
+        }
+        reports
+    }
+
+    /// Every RLC entity, downlink then uplink per cell (an uplink modelled as a plain link is a
+    /// wired hop, reported with the links).
+    fn rlc_reports(&self) -> Vec<RlcReport> {
+        let mut reports = Vec::new();
+        for slot in &self.hops {
+            let Hop::Rlc(st) = &slot.hop else { continue };
+            let s = &st.rlc.stats;
+            reports.push(RlcReport {
+                name: st.name.clone(),
+                sdus_in: s.sdus_in,
+                buffer_drops: s.buffer_drops,
+                sdus_discarded: s.discarded,
+                sdus_out_of_order: s.out_of_order,
+                sdus_delivered: s.delivered,
+                ttis: s.ttis,
+                ttis_lost: s.ttis_lost,
+                pdus_sent: s.pdus_sent,
+                pdus_retransmitted: s.pdus_retransmitted,
+            });
+        }
+        reports
+    }
+
+    fn sap_law_reports(&self) -> Vec<SapLawReport> {
+        self.processors
+            .iter()
+            .filter_map(|a| if let Processor::SapLaw(s) = &a.processor { Some((a.node, s)) } else { None })
+            .map(|(node, s)| SapLawReport {
+                node: self.node_names[node as usize].clone(),
+                windows_lowered: s.windows_lowered,
+                udp_rate_bps: s.udp_rate_bps(),
+                max_tcp_rate_bps: s.max_tcp_rate_bps(),
+            })
+            .collect()
+    }
+
+    fn snoop_reports(&self) -> Vec<SnoopReport> {
+        self.processors
+            .iter()
+            .filter_map(|a| if let Processor::Snoop(s) = &a.processor { Some((a, s)) } else { None })
+            .map(|(a, s)| SnoopReport {
+                node: self.node_names[a.node as usize].clone(),
+                peer: self.node_names[a.peer.expect("a Snoop agent sits on one interface") as usize].clone(),
+                cached: s.stats.cached,
+                local_retransmissions: s.stats.local_retransmissions,
+                timer_retransmissions: s.stats.timer_retransmissions,
+                dupacks_suppressed: s.stats.dupacks_suppressed,
+                connections_closed: s.stats.connections_closed,
+            })
+            .collect()
+    }
+
+    /// One entry per direction a generator acts on, in order of attachment.
+    fn error_generator_reports(&self) -> Vec<ErrorGeneratorReport> {
+        self.processors
+            .iter()
+            .filter_map(|a| if let Processor::ErrorGenerator(g) = &a.processor { Some(g) } else { None })
+            .map(|g| ErrorGeneratorReport { dropped: g.dropped, spared: g.spared })
+            .collect()
+    }
+
+    /// The hosts whose work takes time (an instant device has nothing to report).
+    fn host_reports(&self, end: Time) -> Vec<HostReport> {
+        (0..self.n_nodes)
+            .filter(|&n| !self.devices[n].is_instant())
+            .map(|n| HostReport {
+                node: self.node_names[n].clone(),
+                cpu_busy_s: self.cpus[n].busy().as_secs_f64(),
+                cpu_utilization: self.cpus[n].busy().as_secs_f64() / end.as_secs_f64().max(1e-12),
+            })
+            .collect()
+    }
+}
+
+/// The TCP part of a flow's report: response time and the connection's end state.
+fn tcp_connection(t: &TcpFlow, start: Time, awnd_max_retransmissions: Option<u32>) -> TcpConnectionReport {
+    let st = &t.client.stats;
+    TcpConnectionReport {
+        response_time_s: t.completed_at.map(|c| c.since(start).as_secs_f64()),
+        tcp: TcpReport {
+            state: format!("{:?}", t.client.state()),
+            sender: TcpCounters {
+                segments_sent: st.segments_sent,
+                retransmitted_segments: st.retransmitted_segments,
+                fast_retransmits: st.fast_retransmits,
+                timeouts: st.timeouts,
+                persist_probes: st.persist_probes,
+                rtt_samples: st.rtt_samples,
+            },
+            final_cwnd_bytes: t.client.cwnd(),
+            srtt_ms: t.client.srtt().map(|d| d.as_millis_f64()),
+            rto_ms: t.client.rto().as_millis_f64(),
+            windows: AdvertisedWindows {
+                receiver_zero_windows: t.server.stats.zero_windows_advertised,
+                receiver_min_open_window_bytes: t.server.stats.min_open_window_advertised,
+                sender_min_open_window_bytes: st.min_open_window_advertised,
+            },
+            bytes_stored: t.file.as_ref().map(|f| f.receiver.written),
+            bytes_read: t.read_total,
+            receiver_awnd_cap_bytes: t.server.awnd_cap(),
+            bbr: t.client.bbr_state().map(|(bw, rtt, mode)| BbrReport {
+                btl_bw_bps: bw,
+                rtprop_ms: rtt.map(|r| r.as_millis_f64()),
+                mode: mode.to_string(),
+            }),
+            receiver_awnd_max_retransmissions: awnd_max_retransmissions,
+        },
+    }
+}
+
+/// A TCP trace sample in report units. The initial ssthresh is "arbitrarily high" (RFC 5681),
+/// represented by a huge number here: null until the first loss.
+fn trace_row(s: &TraceSample) -> TcpTraceRow {
+    TcpTraceRow {
+        time_s: s.time.as_secs_f64(),
+        event: s.event.name().to_string(),
+        cwnd_bytes: s.cwnd,
+        ssthresh_bytes: (s.ssthresh < 1 << 40).then_some(s.ssthresh as f64),
+        peer_window_bytes: s.peer_window,
+        advertised_window_bytes: s.adv_window,
+        flight_bytes: s.flight,
+        srtt_ms: s.srtt.map(|d| d.as_millis_f64()),
+        rto_ms: s.rto.as_millis_f64(),
+        rtt_sample_ms: s.rtt_sample.map(|d| d.as_millis_f64()),
+    }
+}
+
+/// One direction of a link; its queue trace, if probed, goes to `tables`.
+fn link_report(c: &mut Channel, end: Time, tables: &mut Vec<Table>) -> LinkReport {
+    if let Some(tr) = c.trace.take() {
+        let mut t = Table::new(format!("queue/{}", c.name));
+        t.push("time_s", Column::F64(tr.time_ns.iter().map(|&n| n as f64 / 1e9).collect()));
+        t.push("packets", Column::U64(tr.packets));
+        t.push("bytes", Column::U64(tr.bytes));
+        tables.push(t);
+    }
+    LinkReport {
+        name: c.name.clone(),
+        tx_packets: c.stats.tx_packets,
+        queue_drops: c.stats.queue_drops + c.stats.aqm_drops,
+        aqm_drops: c.stats.aqm_drops,
+        link_losses: c.stats.link_losses,
+        max_queue_packets: c.stats.max_queued_packets,
+        max_queue_bytes: c.stats.max_queued_bytes,
+        queue_limit: c.limit.to_string(),
+        utilization: share(c.stats.busy_ns, end),
+    }
+}
+
+/// The table "packets/<flow>": one row per packet of a flow with per-packet records on.
+fn packet_table(flow: &str, r: PacketRecords) -> Table {
+    let mut t = Table::new(format!("packets/{flow}"));
+    t.push("pkt_seq", Column::U64(r.pkt_seq));
+    t.push("sent_s", Column::F64(r.sent_ns.iter().map(|&n| n as f64 / 1e9).collect()));
+    t.push("received_s", Column::OptF64(r.received_ns));
+    t.push("bytes", Column::U64(r.bytes));
+    t.push("outcome", Column::Str(r.outcome));
+    t
+}
+
+/// The share of the run `[0, end]` a resource was busy for `busy_ns`.
+fn share(busy_ns: u64, end: Time) -> f64 {
+    if end.0 > 0 {
+        busy_ns.min(end.0) as f64 / end.0 as f64
+    } else {
+        0.0
+    }
+}
