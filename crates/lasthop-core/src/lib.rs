@@ -6,7 +6,12 @@
 //! - [`units`]   human units in scenario files (`"10ms"`, `"11Mbps"`, `"1500B"`, `"64KiB"`, `"100p"`)
 //! - [`rng`]     named, portable random streams derived from one scenario seed (ChaCha8)
 //! - [`packet`]  the packet and header model (IPv4 / TCP / UDP fields, wire sizes) + simulator metadata
-//! - [`mechanisms`] the papers' mechanisms as sans-I/O packet processors (packet error generator)
+//! - [`hop`]     the hop contract every link model follows (accept, poll, hop events), enum [`hop::Hop`]
+//! - [`wired`]   one direction of a point-to-point link: qdisc, serializer, propagation, loss
+//! - [`wifi`]    802.11: PHY timing, frame-error models, the DCF MAC, its hop adapter
+//! - [`cellular`] W-CDMA: TTI error process, RLC acknowledged mode, its hop adapter
+//! - [`mechanisms`] the papers' mechanisms behind the processor contract (SAP-LAW, Snoop, packet
+//!   error generator), the receiver-side awnd formula, CoDel/FQ-CoDel queue disciplines
 //! - [`wire`]    parse, emit and rewrite real IPv4/TCP/UDP bytes (etherparse; RFC 1624 incremental
 //!   checksums): packets of every world in the one header model (pcap now, the emulator next)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once

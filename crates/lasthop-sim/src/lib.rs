@@ -1,16 +1,21 @@
 //! lasthop-sim — the *simulate* world: a deterministic packet-level discrete-event simulator.
 //!
+//! It composes the world-neutral parts of `lasthop-core` (link models behind the hop contract,
+//! packet processors, traffic sources, metrics and the typed report), built from a
+//! `lasthop-scenario` document, with what only a simulator has: an event engine, TCP endpoints
+//! and hosts whose CPU takes time.
+//!
 //! Map of the crate:
-//! - [`scenario`] the TOML scenario schema (serde), overrides, validation, JSON Schema
-//! - [`limits`]   the valid range of every number in a scenario (checked and published)
-//! - [`engine`]   the event queue ordered by (time, insertion sequence) and the event enum
-//! - [`net`]      packet arena and point-to-point channels (DropTail, serialization, loss)
-//! - [`tcp`]      the sans-I/O TCP endpoint: NewReno, SACK/RFC 6675, RTO, persist, delayed ACK
+//! - [`engine`]   the event queue ordered by (time, insertion sequence), the event enum, the watchdog
+//! - [`sim`]      the simulation: `build` (scenario -> network), `network` (interfaces, hops,
+//!                captures, drops), `flows` (applications and TCP endpoints), `hosts` (CPU, file
+//!                loop), `output` (the report)
+//! - [`tcp`]      the sans-I/O TCP endpoint: NewReno/CUBIC/BBR, SACK/RFC 6675, RTO, persist, delayed ACK
 //! - [`apps`]     a flow's `app` built once into core traffic sources and TCP transfers
 //! - [`host`]     end hosts that take time (CPU, storage, timer) and the file loop on them
-//! - [`sim`]      the simulation: builder, dispatch loop; `sim/output.rs` fills the report
+//! - [`net`]      the packet arena (hops hold handles into it)
+//! - [`pcap`]     captures as pcap files (raw IPv4, nanosecond timestamps)
 //! - [`results`]  the run's output: the typed report (lasthop-core's `RunReport`) + column tables
-//! - [`bundled`]  scenarios compiled in (the default `dumbbell`)
 
 pub mod apps;
 pub mod engine;

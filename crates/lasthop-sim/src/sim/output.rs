@@ -31,6 +31,7 @@ impl Simulation {
         let flows = self.flow_reports(end, &mut intervals, &mut tables);
         tables.push(delay_cdf_table(self.flows.iter().map(|f| (f.name.as_str(), &f.forward))));
         let links = self
+            .net
             .hops
             .iter_mut()
             .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(link_report(c, end, &mut tables)) } else { None })
@@ -41,8 +42,8 @@ impl Simulation {
                 scenario: serde_json::to_value(&self.scenario).expect("the scenario serializes"),
                 seed: self.scenario.simulation.seed,
                 simulated_s: end.as_secs_f64(),
-                events_processed: self.events_processed,
-                packets_in_network_at_end: self.packets.live() as u64,
+                events_processed: self.run.events_processed,
+                packets_in_network_at_end: self.net.packets.live() as u64,
             },
             flows,
             links,
@@ -97,8 +98,8 @@ impl Simulation {
                     Transport::Tcp => report::Transport::Tcp,
                     Transport::Udp => report::Transport::Udp,
                 },
-                src: self.node_names[f.src as usize].clone(),
-                dst: self.node_names[f.dst as usize].clone(),
+                src: self.net.node_names[f.src as usize].clone(),
+                dst: self.net.node_names[f.dst as usize].clone(),
                 start_s: f.start.as_secs_f64(),
                 stop_s: stop.as_secs_f64(),
                 forward,
@@ -112,11 +113,11 @@ impl Simulation {
     /// Every WLAN's MAC counters; the members' queue traces go to `tables`.
     fn wlan_reports(&mut self, end: Time, tables: &mut Vec<Table>) -> Vec<WlanReport> {
         let mut reports = Vec::new();
-        for slot in &mut self.hops {
+        for slot in &mut self.net.hops {
             let Hop::Wlan(w) = &mut slot.hop else { continue };
             let mut members = Vec::with_capacity(slot.nodes.len());
             for (i, &node) in slot.nodes.iter().enumerate() {
-                let node = &self.node_names[node as usize];
+                let node = &self.net.node_names[node as usize];
                 let s = w.dcf.station_stats(i);
                 members.push(WlanMemberReport {
                     node: node.clone(),
@@ -156,7 +157,7 @@ impl Simulation {
     /// wired hop, reported with the links).
     fn rlc_reports(&self) -> Vec<RlcReport> {
         let mut reports = Vec::new();
-        for slot in &self.hops {
+        for slot in &self.net.hops {
             let Hop::Rlc(st) = &slot.hop else { continue };
             let s = &st.rlc.stats;
             reports.push(RlcReport {
@@ -176,11 +177,11 @@ impl Simulation {
     }
 
     fn sap_law_reports(&self) -> Vec<SapLawReport> {
-        self.processors
+        self.net.processors
             .iter()
             .filter_map(|a| if let Processor::SapLaw(s) = &a.processor { Some((a.node, s)) } else { None })
             .map(|(node, s)| SapLawReport {
-                node: self.node_names[node as usize].clone(),
+                node: self.net.node_names[node as usize].clone(),
                 windows_lowered: s.windows_lowered,
                 udp_rate_bps: s.udp_rate_bps(),
                 max_tcp_rate_bps: s.max_tcp_rate_bps(),
@@ -189,12 +190,12 @@ impl Simulation {
     }
 
     fn snoop_reports(&self) -> Vec<SnoopReport> {
-        self.processors
+        self.net.processors
             .iter()
             .filter_map(|a| if let Processor::Snoop(s) = &a.processor { Some((a, s)) } else { None })
             .map(|(a, s)| SnoopReport {
-                node: self.node_names[a.node as usize].clone(),
-                peer: self.node_names[a.peer.expect("a Snoop agent sits on one interface") as usize].clone(),
+                node: self.net.node_names[a.node as usize].clone(),
+                peer: self.net.node_names[a.peer.expect("a Snoop agent sits on one interface") as usize].clone(),
                 cached: s.stats.cached,
                 local_retransmissions: s.stats.local_retransmissions,
                 timer_retransmissions: s.stats.timer_retransmissions,
@@ -206,7 +207,7 @@ impl Simulation {
 
     /// One entry per direction a generator acts on, in order of attachment.
     fn error_generator_reports(&self) -> Vec<ErrorGeneratorReport> {
-        self.processors
+        self.net.processors
             .iter()
             .filter_map(|a| if let Processor::ErrorGenerator(g) = &a.processor { Some(g) } else { None })
             .map(|g| ErrorGeneratorReport { dropped: g.dropped, spared: g.spared })
@@ -215,12 +216,12 @@ impl Simulation {
 
     /// The hosts whose work takes time (an instant device has nothing to report).
     fn host_reports(&self, end: Time) -> Vec<HostReport> {
-        (0..self.n_nodes)
-            .filter(|&n| !self.devices[n].is_instant())
+        (0..self.net.n_nodes)
+            .filter(|&n| !self.hosts.devices[n].is_instant())
             .map(|n| HostReport {
-                node: self.node_names[n].clone(),
-                cpu_busy_s: self.cpus[n].busy().as_secs_f64(),
-                cpu_utilization: self.cpus[n].busy().as_secs_f64() / end.as_secs_f64().max(1e-12),
+                node: self.net.node_names[n].clone(),
+                cpu_busy_s: self.hosts.cpus[n].busy().as_secs_f64(),
+                cpu_utilization: self.hosts.cpus[n].busy().as_secs_f64() / end.as_secs_f64().max(1e-12),
             })
             .collect()
     }

@@ -1,0 +1,283 @@
+//! The network path of a packet: a node's interface (its processors, top-down out and
+//! bottom-up in), the hop contract's events, captures, drops by cause and delivery to the
+//! endpoint. Paper 003's Fig. 3 order: SAP-LAW, Snoop, the error generator, then the hop.
+
+use super::*;
+use super::flows::awnd_cap_bytes;
+
+impl Simulation {
+    /// Captures what crosses `node` (all its interfaces, or only the one towards `peer`) into an
+    /// in-memory pcap; returns the capture's index for [`Simulation::capture_pcap`].
+    pub fn add_capture(&mut self, node: &str, peer: Option<&str>) -> Result<usize, String> {
+        let idx = |n: &str| self.net.node_names.iter().position(|x| x == n).map(|i| i as u32);
+        let known = || self.net.node_names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+        let node_id = idx(node).ok_or_else(|| format!("--pcap {node:?}: no such node; nodes: {}", known()))?;
+        let peer_id = match peer {
+            None => None,
+            Some(p) => {
+                let id = idx(p).ok_or_else(|| format!("--pcap {node}:{p}: no such node {p:?}; nodes: {}", known()))?;
+                let n = self.net.n_nodes;
+                let adjacent = (0..n).any(|d| self.net.next_node[node_id as usize * n + d] == id || self.net.next_node[id as usize * n + d] == node_id);
+                if !adjacent {
+                    return Err(format!("--pcap {node}:{p}: {p:?} is not a neighbour of {node:?}"));
+                }
+                Some(id)
+            }
+        };
+        self.net.captures.push(Capture { node: node_id, peer: peer_id, pcap: crate::pcap::PcapWriter::new() });
+        Ok(self.net.captures.len() - 1)
+    }
+
+    /// The bytes of a pcap capture (a complete file).
+    pub fn capture_pcap(&self, i: usize) -> Vec<u8> {
+        self.net.captures[i].pcap.file()
+    }
+
+    /// A packet reaching `node` from `from` runs the processors of that interface bottom-up: a
+    /// Snoop agent may retransmit locally and absorb a duplicate ACK. True if it goes no further.
+    pub(super) fn ingress_absorbs(&mut self, node: u32, from: u32, p: &mut Packet) -> bool {
+        let iface = node as usize * self.net.n_nodes + from as usize;
+        for pos in (0..self.net.chains[iface].len()).rev() {
+            let k = self.net.chains[iface][pos] as usize;
+            let mut emit = std::mem::take(&mut self.net.emitted);
+            let verdict = self.net.processors[k].processor.ingress(self.now, p, &mut emit);
+            self.send_emitted(k, &mut emit);
+            self.net.emitted = emit;
+            self.arm_processor(k);
+            if let Verdict::Drop(cause) = verdict {
+                self.drop_packet(p, cause);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Packets processor `k` emits leave its node as new transmissions of their flow (new
+    /// per-flow sequence, the original send time), entering the interface's chain just below `k`.
+    pub(super) fn send_emitted(&mut self, k: usize, emit: &mut Vec<Packet>) {
+        let node = self.net.processors[k].node;
+        for mut q in emit.drain(..) {
+            let f = &mut self.flows[q.flow as usize];
+            let dir = usize::from(q.dst != f.dst);
+            q.pkt_seq = f.next_seq[dir];
+            f.next_seq[dir] += 1;
+            q.uid = self.next_uid;
+            self.next_uid += 1;
+            let meter = if dir == 0 { &mut f.forward } else { &mut f.reverse };
+            meter.on_sent(self.now, q.wire_len());
+            let next = self.net.next_node[node as usize * self.net.n_nodes + q.dst as usize];
+            let chain = &self.net.chains[node as usize * self.net.n_nodes + next as usize];
+            let below = chain.iter().position(|&x| x as usize == k).map_or(0, |i| i + 1);
+            self.pass_down(node, next, below, q);
+        }
+    }
+
+    /// Schedules processor `k`'s timer if its deadline is earlier than the pending one.
+    pub(super) fn arm_processor(&mut self, k: usize) {
+        if let Some(d) = self.net.processors[k].processor.next_deadline() {
+            if self.net.processors[k].scheduled.is_none_or(|s| d < s) {
+                self.net.processors[k].scheduled = Some(d);
+                self.events.schedule(d.max(self.now), Event::ProcessorTimer { processor: k as u32 });
+            }
+        }
+    }
+
+    pub(super) fn on_processor_timer(&mut self, k: usize) {
+        if self.net.processors[k].scheduled == Some(self.now) {
+            self.net.processors[k].scheduled = None;
+        }
+        let mut emit = std::mem::take(&mut self.net.emitted);
+        self.net.processors[k].processor.on_timer(self.now, &mut emit);
+        self.send_emitted(k, &mut emit);
+        self.net.emitted = emit;
+        self.arm_processor(k);
+    }
+
+    /// Records `p` at time `t` in the captures of node `at` (on its interface towards `other`).
+    pub(super) fn capture(&mut self, t: Time, at: u32, other: u32, p: &Packet) {
+        for c in &mut self.net.captures {
+            if c.node == at && c.peer.is_none_or(|x| x == other) {
+                c.pcap.record(t, p);
+            }
+        }
+    }
+
+    /// Hands a packet to the network at `node`, through its interface towards the next node.
+    pub(super) fn send_from(&mut self, node: u32, p: Packet) {
+        let next = self.net.next_node[node as usize * self.net.n_nodes + p.dst as usize];
+        self.pass_down(node, next, 0, p);
+    }
+
+    /// The interface of `node` towards `next`: its processors from chain position `pos` down
+    /// (top-down as in paper 003's Fig. 3: SAP-LAW, then Snoop, which caches what it sees, then
+    /// the packet error generator, so Snoop can repair its drops), then the hop (a capture on
+    /// the interface records the packet when the hop puts it on the medium).
+    pub(super) fn pass_down(&mut self, node: u32, next: u32, pos: usize, mut p: Packet) {
+        if !self.net.chains.is_empty() {
+            let iface = node as usize * self.net.n_nodes + next as usize;
+            for i in pos..self.net.chains[iface].len() {
+                let k = self.net.chains[iface][i] as usize;
+                let verdict = self.net.processors[k].processor.egress(self.now, &mut p);
+                self.arm_processor(k);
+                if let Verdict::Drop(cause) = verdict {
+                    self.drop_packet(&p, cause);
+                    return;
+                }
+            }
+        }
+        self.route(node as usize * self.net.n_nodes + p.dst as usize, p);
+    }
+
+    pub(super) fn route(&mut self, key: usize, p: Packet) {
+        let Egress::Hop { hop, from, to } = self.net.routes[key] else { unreachable!("validated: every flow has a route") };
+        let h = hop as usize;
+        let flow = if self.net.hops[h].hop.is_fair(from) { flow_key(&p) } else { 0 };
+        let class = match p.proto {
+            Protocol::Tcp => TrafficClass::Tcp,
+            Protocol::Udp => TrafficClass::Udp,
+        };
+        let offer = Offer { pkt: 0, bytes: p.wire_len(), class, flow, uid: p.uid, from, to };
+        let pkt = self.net.packets.insert(p);
+        let mut out = self.net.hop_bufs.pop().unwrap_or_default();
+        self.net.hops[h].hop.accept(self.now, Offer { pkt, ..offer }, &mut out);
+        self.on_hop_events(h, &mut out);
+        self.net.hop_bufs.push(out);
+    }
+
+    /// A hop's wake with `token` is due.
+    pub(super) fn on_hop_wake(&mut self, h: usize, token: u64) {
+        let mut out = self.net.hop_bufs.pop().unwrap_or_default();
+        self.net.hops[h].hop.poll(self.now, token, &mut out);
+        if !self.live_awnd.is_empty() && matches!(self.net.hops[h].hop, Hop::Rlc(_)) && RlcHop::is_arrival(token) {
+            self.update_live_awnd(h);
+        }
+        self.on_hop_events(h, &mut out);
+        self.net.hop_bufs.push(out);
+    }
+
+    /// Carries out what hop `h` asked for, in its order.
+    pub(super) fn on_hop_events(&mut self, h: usize, out: &mut Vec<HopEvent>) {
+        for ev in out.drain(..) {
+            match ev {
+                HopEvent::Wake { at, token } => self.events.schedule(at, Event::HopWake { hop: h as u32, token }),
+                HopEvent::Arrive { pkt, from, to, at } => {
+                    let (node, from) = (self.net.hops[h].nodes[to as usize], self.net.hops[h].nodes[from as usize]);
+                    self.events.schedule(at, Event::NodeArrive { node, from, pkt });
+                }
+                HopEvent::Deliver { pkt, from, to } => {
+                    let (node, from) = (self.net.hops[h].nodes[to as usize], self.net.hops[h].nodes[from as usize]);
+                    self.on_node_arrive(node, from, pkt);
+                }
+                HopEvent::Drop { pkt, cause } => self.discard(pkt, cause),
+                HopEvent::Transmit { pkt, from, to, at } => {
+                    if !self.net.captures.is_empty() {
+                        let (node, peer) = (self.net.hops[h].nodes[from as usize], self.net.hops[h].nodes[to as usize]);
+                        let p = *self.net.packets.get(pkt);
+                        self.capture(at, node, peer, &p);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Interlayer collaboration (Koga et al.): receivers behind RLC hop `h` recompute their
+    /// window from the retransmissions the link needed in the last second.
+    pub(super) fn update_live_awnd(&mut self, h: usize) {
+        let Hop::Rlc(r) = &mut self.net.hops[h].hop else { return };
+        let observed = r.rlc.observed_retransmissions(self.now, Duration::from_secs(1)).max(1);
+        for k in 0..self.live_awnd.len() {
+            let (fi, ri, mss, last, _) = self.live_awnd[k];
+            if ri != h || observed == last {
+                continue;
+            }
+            self.live_awnd[k].3 = observed;
+            self.live_awnd[k].4 = self.live_awnd[k].4.max(observed);
+            let params = self.scenario.flows[fi].tcp.as_ref().and_then(|p| p.receiver_awnd.clone()).expect("registered with params");
+            if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
+                t.server.set_awnd_cap(Some(awnd_cap_bytes(&params, observed, mss)));
+            }
+        }
+    }
+
+    /// Packet `id` reaches `node` from its neighbour `from` (over any kind of hop): captured,
+    /// shown to a Snoop agent on that interface, then delivered or forwarded.
+    pub(super) fn on_node_arrive(&mut self, node: u32, from: u32, id: u32) {
+        let mut p = self.net.packets.take(id);
+        if !self.net.captures.is_empty() {
+            self.capture(self.now, node, from, &p);
+        }
+        if !self.net.chains.is_empty() && self.ingress_absorbs(node, from, &mut p) {
+            return;
+        }
+        let packet_cost = self.hosts.devices[node as usize].packet_cost;
+        if p.dst == node && packet_cost.0 > 0 {
+            // The host's stack takes the packet when its CPU gets to it (interrupt level).
+            let id = self.net.packets.insert(p);
+            let cpu = &mut self.hosts.cpus[node as usize];
+            let (done, stretched) = cpu.packet(self.now, packet_cost);
+            if stretched {
+                let (at, generation) = (cpu.current_done_at(), cpu.generation);
+                self.events.schedule(at, Event::CpuDone { node, generation });
+            }
+            self.events.schedule(done, Event::HostDeliver { pkt: id });
+        } else if p.dst == node {
+            self.deliver(p);
+        } else {
+            self.send_from(node, p);
+        }
+    }
+
+    /// Takes packet `id` out of the network as lost for `cause`.
+    pub(super) fn discard(&mut self, id: u32, cause: DropCause) {
+        let p = self.net.packets.take(id);
+        self.drop_packet(&p, cause);
+    }
+
+    pub(super) fn drop_packet(&mut self, p: &Packet, cause: DropCause) {
+        let now = self.now;
+        self.meter(p).on_dropped(now, cause);
+        let f = &mut self.flows[p.flow as usize];
+        if p.dst == f.dst {
+            if let Some(r) = f.records.as_mut() {
+                r.pkt_seq.push(p.pkt_seq as u64);
+                r.sent_ns.push(p.sent_at.0);
+                r.received_ns.push(None);
+                r.bytes.push(p.wire_len() as u64);
+                r.outcome.push(match cause {
+                    DropCause::Queue => "queue_drop".into(),
+                    DropCause::Link => "link_loss".into(),
+                    DropCause::RetryLimit => "retry_limit".into(),
+                    DropCause::OutOfOrder => "out_of_order".into(),
+                    DropCause::Suppressed => "suppressed".into(),
+                });
+            }
+        }
+    }
+
+    pub(super) fn deliver(&mut self, p: Packet) {
+        let now = self.now;
+        let bytes = p.wire_len();
+        self.meter(&p).on_received(now, p.sent_at, p.pkt_seq, bytes);
+        let fi = p.flow as usize;
+        let forward = p.dst == self.flows[fi].dst;
+        if forward {
+            if let Some(r) = self.flows[fi].records.as_mut() {
+                r.pkt_seq.push(p.pkt_seq as u64);
+                r.sent_ns.push(p.sent_at.0);
+                r.received_ns.push(Some(now.0 as f64 / 1e9));
+                r.bytes.push(bytes as u64);
+                r.outcome.push("received".into());
+            }
+        }
+        match p.proto {
+            Protocol::Udp => {
+                self.flows[fi].forward.on_delivered(now, p.payload_len as u64);
+            }
+            Protocol::Tcp => {
+                let seg = Segment { hdr: p.tcp, payload_len: p.payload_len };
+                let end = if forward { End::Server } else { End::Client };
+                self.tcp_input(fi, end, &seg);
+            }
+        }
+    }
+}
