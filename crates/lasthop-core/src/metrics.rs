@@ -150,9 +150,12 @@ pub struct FlowSummary {
     pub received_packets: u64,
     /// IP bytes received (headers included), bytes.
     pub received_bytes: u64,
-    /// Packets sent and not received (every cause in `lost_by_cause`), packets.
+    /// Packets lost: dropped for one of the causes in `lost_by_cause`, packets. Packets still
+    /// in flight when the run ended are not lost (RFC 7680 §2.4 counts a packet lost only once
+    /// it has not arrived within a timeout); `lost_by_cause.in_flight_at_end` counts them.
     pub lost_packets: u64,
-    /// `lost_packets / sent_packets`, a fraction in [0, 1]; null if nothing was sent.
+    /// `lost_packets / (sent_packets − in flight at the end)`, a fraction in [0, 1]; null if
+    /// nothing was sent that could have arrived.
     pub loss_ratio: Option<f64>,
     /// `lost_packets` split by cause.
     pub lost_by_cause: LossByCause,
@@ -475,7 +478,8 @@ impl FlowMeter {
     pub fn summary(&self, active: Duration) -> FlowSummary {
         let dropped = self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops + self.suppressed;
         let in_flight = self.sent_packets - self.received_packets - dropped;
-        let lost = dropped + in_flight;
+        let lost = dropped;
+        let settled = self.sent_packets - in_flight;
         let secs = active.as_secs_f64();
         let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
         let n = self.received_packets;
@@ -494,7 +498,7 @@ impl FlowMeter {
             received_packets: self.received_packets,
             received_bytes: self.received_bytes,
             lost_packets: lost,
-            loss_ratio: (self.sent_packets > 0).then(|| lost as f64 / self.sent_packets as f64),
+            loss_ratio: (settled > 0).then(|| lost as f64 / settled as f64),
             lost_by_cause: LossByCause {
                 queue_drop: self.queue_drops,
                 link_loss: self.link_losses,
@@ -664,7 +668,10 @@ mod tests {
         }
         let s = m.summary(Duration(100 * MS));
         assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, retry_limit: 0, out_of_order: 0, suppressed: 0, in_flight_at_end: 2 });
-        assert_eq!(s.sent_packets, s.received_packets + s.lost_packets);
+        assert_eq!(s.sent_packets, s.received_packets + s.lost_packets + s.lost_by_cause.in_flight_at_end);
+        // Hand count: 2 dropped of the 8 whose fate is known (RFC 7680: the 2 in flight are not
+        // lost); counting them would give 4 / 10.
+        assert_eq!((s.lost_packets, s.loss_ratio), (2, Some(0.25)));
     }
 
     #[test]
