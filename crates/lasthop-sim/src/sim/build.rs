@@ -163,8 +163,11 @@ impl Simulation {
                     rto_max: p.rto_max,
                     dupack_threshold: p.dupack_threshold,
                     awnd_cap: None,
-                    cubic: p.variant == CcVariant::Cubic,
-                    bbr: p.variant == CcVariant::Bbr,
+                    congestion_control: match p.variant {
+                        CcVariant::Newreno => crate::tcp::CcKind::NewReno,
+                        CcVariant::Cubic => crate::tcp::CcKind::Cubic,
+                        CcVariant::Bbr => crate::tcp::CcKind::Bbr,
+                    },
                     lazy_window_update: p.window_update == lasthop_scenario::WindowUpdate::Delayed,
                     ca_increase: match p.ca_increase {
                         lasthop_scenario::CaIncrease::Bytes => crate::tcp::newreno::CaIncrease::Bytes,

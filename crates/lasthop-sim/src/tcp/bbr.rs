@@ -10,9 +10,19 @@
 //! RTprop has not been refreshed for 10 s. Loss: packet conservation during the first round of
 //! recovery, the pre-loss cwnd restored when recovery ends, one segment after an RTO (Linux).
 //!
+//! The socket's loss recovery still runs (it decides what to retransmit) and moves the window by
+//! NewReno's rules while it processes an ACK; the model's window then becomes cwnd in one place
+//! (`Bbr::adopt_model_window`), at the end of every ACK and after an RTO. A trace sample taken
+//! inside an ACK therefore shows the loss-based window and ssthresh, as in the first
+//! implementation.
+//!
 //! Deterministic choice: ProbeBW starts at the third phase (gain 1) where Linux draws a random
-//! phase; SACKed bytes are not counted as delivered (the sampler sees cumulative ACKs).
+//! phase. Left out: BBR v2/v3's loss and ECN response, the ACK-aggregation estimate (extra_acked)
+//! and idle restart.
 
+use super::cc::CongestionWindow;
+use super::delivery_rate::{RateSample, RateSampler};
+use super::newreno::NewReno;
 use lasthop_core::packet::SeqNum;
 use lasthop_core::{Duration, Time};
 use std::collections::VecDeque;
@@ -28,144 +38,6 @@ const FULL_BW_ROUNDS: u32 = 3;
 /// Linux paces 1 % below the estimate to keep the bottleneck queue from growing.
 const PACING_MARGIN: f64 = 0.99;
 
-/// What one sent segment carried, for the delivery-rate estimator.
-#[derive(Clone, Copy, Debug)]
-struct TxRecord {
-    start: SeqNum,
-    end: SeqNum,
-    sent: Time,
-    delivered: u64,
-    delivered_time: Time,
-    first_sent: Time,
-    app_limited: bool,
-    retransmitted: bool,
-    /// Already counted as delivered by a SACK.
-    sacked: bool,
-}
-
-/// One delivery-rate sample (draft-cheng §3.3).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RateSample {
-    /// Bytes per second.
-    pub delivery_rate: f64,
-    pub prior_delivered: u64,
-    pub is_app_limited: bool,
-    pub rtt: Option<Duration>,
-}
-
-/// The delivery-rate estimator: per-segment records, connection-wide delivered counters.
-#[derive(Clone, Debug, Default)]
-pub struct RateSampler {
-    records: VecDeque<TxRecord>,
-    pub delivered: u64,
-    delivered_time: Time,
-    first_sent_time: Time,
-    app_limited_until: u64,
-    /// The newest record delivered since the last sample (by SACK or cumulative ACK).
-    newest: Option<TxRecord>,
-    reported: u64,
-    /// Smallest RTT sampled, to reject samples over shorter intervals (ACK compression).
-    min_rtt: Option<Duration>,
-}
-
-impl RateSampler {
-    /// A segment [start, end) leaves at `now` with `inflight` bytes already out.
-    pub fn on_send(&mut self, now: Time, start: SeqNum, end: SeqNum, inflight: u64) {
-        if inflight == 0 {
-            self.first_sent_time = now;
-            self.delivered_time = now;
-        }
-        let rec = TxRecord {
-            start,
-            end,
-            sent: now,
-            delivered: self.delivered,
-            delivered_time: self.delivered_time,
-            first_sent: self.first_sent_time,
-            app_limited: self.app_limited_until > 0,
-            retransmitted: false,
-            sacked: false,
-        };
-        let mut touched = false;
-        for r in self.records.iter_mut().filter(|r| r.start < end && start < r.end) {
-            *r = TxRecord { start: r.start, end: r.end, retransmitted: true, ..rec };
-            touched = true;
-        }
-        if !touched {
-            self.records.push_back(rec);
-        }
-    }
-
-    /// Bytes delivered (cumulatively or by SACK) since the last call.
-    pub fn take_newly_delivered(&mut self) -> u64 {
-        let n = self.delivered - self.reported;
-        self.reported = self.delivered;
-        n
-    }
-
-    /// The sender has nothing to send with room in its window: samples taken until what is in
-    /// flight now has been delivered are app-limited.
-    pub fn on_app_limited(&mut self, inflight: u64) {
-        self.app_limited_until = (self.delivered + inflight).max(1);
-    }
-
-    fn deliver(&mut self, now: Time, r: TxRecord) {
-        self.delivered += (r.end - r.start).max(0) as u64;
-        self.delivered_time = now;
-        if self.newest.is_none_or(|n| r.delivered >= n.delivered) {
-            self.newest = Some(r);
-        }
-    }
-
-    /// A SACK block [start, end): the segments it covers are delivered now (as Linux counts
-    /// them), so a later cumulative ACK over them does not look like a burst.
-    pub fn on_sack(&mut self, now: Time, start: SeqNum, end: SeqNum) {
-        let covered: Vec<usize> =
-            (0..self.records.len()).filter(|&i| !self.records[i].sacked && self.records[i].start >= start && self.records[i].end <= end).collect();
-        for i in covered {
-            self.records[i].sacked = true;
-            let r = self.records[i];
-            self.deliver(now, r);
-        }
-    }
-
-    /// A cumulative ACK up to `ack` at `now`: the rate sample of the newest delivered segment.
-    pub fn on_ack(&mut self, now: Time, ack: SeqNum) -> Option<RateSample> {
-        while let Some(r) = self.records.front().copied() {
-            if r.end > ack {
-                break;
-            }
-            self.records.pop_front();
-            if !r.sacked {
-                self.deliver(now, r);
-            }
-        }
-        let p = self.newest.take()?;
-        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
-            self.app_limited_until = 0;
-        }
-        self.first_sent_time = p.sent;
-        let send_elapsed = p.sent.since(p.first_sent);
-        let ack_elapsed = now.since(p.delivered_time);
-        let interval = send_elapsed.max(ack_elapsed);
-        let rtt = (!p.retransmitted).then(|| now.since(p.sent));
-        if let Some(r) = rtt {
-            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
-        }
-        // draft-cheng §3.3 / Linux: a sample over less than the minimum RTT is ACK compression
-        // or a stretched ACK, not a delivery rate.
-        if interval.0 == 0 || self.min_rtt.is_some_and(|m| interval < m) {
-            return Some(RateSample { delivery_rate: 0.0, prior_delivered: p.delivered, is_app_limited: true, rtt });
-        }
-        Some(RateSample {
-            delivery_rate: (self.delivered - p.delivered) as f64 / interval.as_secs_f64(),
-            prior_delivered: p.delivered,
-            is_app_limited: p.app_limited,
-            rtt,
-        })
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Startup,
@@ -174,8 +46,106 @@ pub enum Mode {
     ProbeRtt,
 }
 
+/// BBR as the socket drives it: the model, its delivery-rate sampler, and the window the
+/// socket's loss recovery moves while one ACK is processed.
 #[derive(Clone, Debug)]
 pub struct Bbr {
+    model: BbrModel,
+    sampler: RateSampler,
+    /// NewReno's rules on BBR's cwnd during an ACK (see the module doc); the model's window
+    /// replaces it at the end of every ACK and after an RTO.
+    loss_window: NewReno,
+}
+
+impl Bbr {
+    /// `loss_window` starts with the initial window, which the model starts from as well.
+    pub fn new(mss: u32, loss_window: NewReno) -> Self {
+        Bbr { model: BbrModel::new(mss as u64, loss_window.cwnd()), sampler: RateSampler::default(), loss_window }
+    }
+
+    pub fn window(&self) -> &CongestionWindow {
+        &self.loss_window.window
+    }
+
+    pub fn window_mut(&mut self) -> &mut CongestionWindow {
+        &mut self.loss_window.window
+    }
+
+    pub fn model(&self) -> &BbrModel {
+        &self.model
+    }
+
+    pub fn pacing_rate(&self) -> f64 {
+        self.model.pacing_rate
+    }
+
+    /// New data acknowledged outside recovery, before the model sees the ACK.
+    pub fn on_ack(&mut self, acked: u64) {
+        self.loss_window.on_ack(acked);
+    }
+
+    /// A fast retransmit: ssthresh by RFC 5681 eq. 4 (BBR itself keeps none; the model's
+    /// packet conservation starts in `after_ack`).
+    pub fn on_congestion(&mut self, flight: u64) {
+        self.loss_window.on_congestion(flight);
+    }
+
+    /// Every ACK once loss recovery has acted: take the rate sample, follow the socket into and
+    /// out of recovery (as Linux's BBR compares the stack's state with the one it last saw), run
+    /// the model and adopt its window.
+    pub fn after_ack(&mut self, now: Time, una: SeqNum, inflight: u64, in_recovery: bool) {
+        let sample = self.sampler.on_ack(now, una);
+        let newly = self.sampler.take_newly_delivered();
+        if in_recovery {
+            self.model.on_enter_recovery(inflight);
+        } else {
+            self.model.on_exit_recovery();
+        }
+        self.model.on_ack(now, sample, self.sampler.delivered, newly, inflight);
+        self.adopt_model_window();
+    }
+
+    /// Retransmission timeout: ssthresh as NewReno's, cwnd one segment (Linux's loss state).
+    pub fn on_timeout(&mut self, flight: u64, recompute_ssthresh: bool) {
+        self.loss_window.on_timeout(flight, recompute_ssthresh);
+        self.model.on_timeout();
+        self.adopt_model_window();
+    }
+
+    fn adopt_model_window(&mut self) {
+        self.loss_window.window.cwnd = self.model.cwnd;
+    }
+
+    pub fn on_send(&mut self, now: Time, start: SeqNum, end: SeqNum, inflight: u64) {
+        self.sampler.on_send(now, start, end, inflight);
+    }
+
+    pub fn on_sack(&mut self, now: Time, start: SeqNum, end: SeqNum) {
+        self.sampler.on_sack(now, start, end);
+    }
+
+    /// Nothing to send with `in_flight` bytes out: app-limited if the window has room.
+    pub fn on_app_limited(&mut self, in_flight: u64) {
+        if in_flight < self.window().cwnd {
+            self.sampler.on_app_limited(in_flight);
+        }
+    }
+
+    /// (BtlBw in bit/s, RTprop, mode) for the summary.
+    pub fn state(&self) -> (f64, Option<Duration>, &'static str) {
+        let mode = match self.model.mode {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        };
+        (self.model.btl_bw() * 8.0, self.model.min_rtt(), mode)
+    }
+}
+
+/// The BBR v1 state machine and its two filters, in bytes and bytes per second.
+#[derive(Clone, Debug)]
+pub struct BbrModel {
     mss: u64,
     pub mode: Mode,
     bw_samples: VecDeque<(u64, f64)>,
@@ -201,9 +171,9 @@ pub struct Bbr {
     in_recovery: bool,
 }
 
-impl Bbr {
+impl BbrModel {
     pub fn new(mss: u64, initial_cwnd: u64) -> Self {
-        Bbr {
+        BbrModel {
             mss,
             mode: Mode::Startup,
             bw_samples: VecDeque::new(),
@@ -444,7 +414,7 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     /// Drives BBR with an ideal pipe: `rate` bytes/s, `rtt`, one MSS-sized ACK per segment.
-    fn run_pipe(bbr: &mut Bbr, rs: &mut RateSampler, rate: f64, rtt_ms: u64, duration_ms: u64) -> Vec<(Time, Mode, u64, f64)> {
+    fn run_pipe(bbr: &mut BbrModel, rs: &mut RateSampler, rate: f64, rtt_ms: u64, duration_ms: u64) -> Vec<(Time, Mode, u64, f64)> {
         let mss = 1000u64;
         let mut seq = SeqNum(0);
         let mut acked = SeqNum(0);
@@ -484,7 +454,7 @@ mod tests {
     #[test]
     fn finds_the_bottleneck_and_round_trip_of_an_ideal_pipe() {
         // 1.25 MB/s (10 Mb/s) with a 40 ms base RTT: BDP = 50 000 B.
-        let mut bbr = Bbr::new(1000, 10_000);
+        let mut bbr = BbrModel::new(1000, 10_000);
         let mut rs = RateSampler::default();
         let log = run_pipe(&mut bbr, &mut rs, 1.25e6, 40, 3_000);
         let bw = bbr.btl_bw();
@@ -503,7 +473,7 @@ mod tests {
 
     #[test]
     fn probe_bw_cycles_its_pacing_gain() {
-        let mut bbr = Bbr::new(1000, 10_000);
+        let mut bbr = BbrModel::new(1000, 10_000);
         let mut rs = RateSampler::default();
         let log = run_pipe(&mut bbr, &mut rs, 1.25e6, 40, 6_000);
         // In ProbeBW every gain of the cycle appears, and the phases last about one RTprop
@@ -513,22 +483,5 @@ mod tests {
         assert_eq!(gains, [75, 100, 125].into_iter().collect());
         let entries = probe.windows(2).filter(|w| w[1].3 > 1.0 && w[0].3 <= 1.0).count();
         assert!((10..=20).contains(&entries), "{entries} probing phases in ~5.7 s of ProbeBW");
-    }
-
-    #[test]
-    fn rate_sample_by_hand() {
-        // Two 1000-B segments sent at 0 and 1 ms on an idle connection, acked at 50 and 51 ms.
-        // First ACK: 1000 B over max(send 0 ms, ack 50 ms) = 50 ms.
-        let mut rs = RateSampler::default();
-        rs.on_send(Time(0), SeqNum(0), SeqNum(1000), 0);
-        rs.on_send(Time(MS), SeqNum(1000), SeqNum(2000), 1000);
-        let s1 = rs.on_ack(Time(50 * MS), SeqNum(1000)).unwrap();
-        assert!((s1.delivery_rate - 1000.0 / 0.050).abs() < 1e-6);
-        assert_eq!(s1.rtt, Some(Duration(50 * MS)));
-        let s2 = rs.on_ack(Time(51 * MS), SeqNum(2000)).unwrap();
-        // Record 2: delivered 0 at send, delivered_time 0 (idle start), first_sent 0:
-        // interval = max(1 ms, 51 ms) = 51 ms, 2000 B delivered since.
-        assert!((s2.delivery_rate - 2000.0 / 0.051).abs() < 1e-6, "{s2:?}");
-        assert_eq!(rs.delivered, 2000);
     }
 }

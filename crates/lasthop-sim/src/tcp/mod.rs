@@ -4,7 +4,9 @@
 //! explicit time.
 
 pub mod bbr;
+pub mod cc;
 pub mod cubic;
+pub mod delivery_rate;
 pub mod newreno;
 pub mod ranges;
 pub mod rtt;
@@ -12,4 +14,5 @@ pub mod socket;
 #[cfg(test)]
 mod tests;
 
+pub use cc::{CcKind, CongestionControl};
 pub use socket::{Segment, State, TcpConfig, TcpSocket, TcpStats, TraceEvent, TraceSample};

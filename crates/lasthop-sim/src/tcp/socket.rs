@@ -11,8 +11,8 @@
 //! first). The zero-window probe follows Linux: an empty segment with an old sequence number,
 //! which any receiver must answer with an ACK carrying its current window.
 
-use super::newreno::{CaIncrease, NewReno};
-use super::bbr::{Bbr, RateSampler};
+use super::cc::{CcKind, CongestionControl};
+use super::newreno::CaIncrease;
 use super::ranges::RangeSet;
 use super::rtt::RttEstimator;
 use lasthop_core::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
@@ -39,10 +39,8 @@ pub struct TcpConfig {
     /// Receiver-side cap on the advertised window in bytes (Koga et al.'s interlayer awnd);
     /// applied only when smaller than the free buffer space.
     pub awnd_cap: Option<u64>,
-    /// CUBIC (RFC 9438) congestion avoidance instead of NewReno's.
-    pub cubic: bool,
-    /// BBR v1 (paced, model-based) instead of loss-based congestion control.
-    pub bbr: bool,
+    /// NewReno, CUBIC (RFC 9438) or BBR v1 (paced, model-based).
+    pub congestion_control: CcKind,
     /// A window opened by a read is announced by the delayed-ACK timer instead of at once
     /// (the PDA of paper 000, whose window updates lag its reads by up to ~115 ms).
     pub lazy_window_update: bool,
@@ -70,8 +68,7 @@ impl Default for TcpConfig {
             rto_max: Duration::from_secs(60),
             dupack_threshold: 3,
             awnd_cap: None,
-            cubic: false,
-            bbr: false,
+            congestion_control: CcKind::NewReno,
             lazy_window_update: false,
             ca_increase: CaIncrease::Bytes,
             limited_transmit: true,
@@ -189,7 +186,7 @@ pub struct TcpSocket {
     snd_wl2: SeqNum,
     peer_mss: u32,
     snd_wscale: u8,
-    cc: NewReno,
+    cc: CongestionControl,
     dupacks: u32,
     /// Bytes sent by limited transmit since the duplicate ACKs began (left out of FlightSize
     /// when ssthresh is set, RFC 5681 §3.2 step 2).
@@ -207,8 +204,7 @@ pub struct TcpSocket {
     rto_deadline: Option<Time>,
     persist_deadline: Option<Time>,
     persist_backoff: u32,
-    /// BBR with its delivery-rate sampler, and the earliest time the next segment may leave.
-    bbr: Option<Box<(Bbr, RateSampler)>>,
+    /// The earliest time the next segment may leave, when the congestion control paces.
     pace_at: Option<Time>,
     // --- receiver ---
     irs: SeqNum,
@@ -233,13 +229,8 @@ pub struct TcpSocket {
 impl TcpSocket {
     pub fn new(cfg: TcpConfig, iss: SeqNum) -> Self {
         let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max).with_tick(cfg.timer_granularity);
-        let mut cc = NewReno::new(cfg.mss, cfg.initial_cwnd_segments);
-        cc.increase = cfg.ca_increase;
-        if cfg.cubic {
-            cc.cubic = Some(Default::default());
-        }
+        let cc = CongestionControl::new(cfg.congestion_control, cfg.mss, cfg.initial_cwnd_segments, cfg.ca_increase);
         let rcv_wscale = if cfg.window_scale { window_shift_for(cfg.recv_buffer) } else { 0 };
-        let initial_cwnd = cc.cwnd;
         TcpSocket {
             state: State::Closed,
             iss,
@@ -269,7 +260,6 @@ impl TcpSocket {
             rto_deadline: None,
             persist_deadline: None,
             persist_backoff: 0,
-            bbr: cfg.bbr.then(|| Box::new((Bbr::new(cfg.mss as u64, initial_cwnd), RateSampler::default()))),
             pace_at: None,
             irs: SeqNum(0),
             rcv_nxt: SeqNum(0),
@@ -315,10 +305,10 @@ impl TcpSocket {
         self.state
     }
     pub fn cwnd(&self) -> u64 {
-        self.cc.cwnd
+        self.cc.cwnd()
     }
     pub fn ssthresh(&self) -> u64 {
-        self.cc.ssthresh
+        self.cc.ssthresh()
     }
     pub fn rto(&self) -> Duration {
         self.rtt.rto()
@@ -371,8 +361,8 @@ impl TcpSocket {
         let s = TraceSample {
             time: now,
             event,
-            cwnd: self.cc.cwnd,
-            ssthresh: self.cc.ssthresh,
+            cwnd: self.cc.cwnd(),
+            ssthresh: self.cc.ssthresh(),
             peer_window: self.snd_wnd,
             adv_window: (self.rcv_adv - self.rcv_nxt).max(0) as u64,
             flight: self.flight_size(),
@@ -412,35 +402,15 @@ impl TcpSocket {
         }
     }
 
-    /// What BBR counts as in flight: RFC 6675's pipe with SACK (SACKed and lost bytes left the
-    /// network), else the flight less one segment per duplicate ACK.
-    fn bbr_inflight(&self) -> u64 {
+    /// What a model-based congestion control counts as in flight: RFC 6675's pipe with SACK
+    /// (SACKed and lost bytes left the network), else the flight less one segment per duplicate
+    /// ACK.
+    fn delivery_inflight(&self) -> u64 {
         if self.sack_ok {
             self.pipe()
         } else {
             self.flight_size().saturating_sub(self.dupacks as u64 * self.effective_mss())
         }
-    }
-
-    /// BBR sees every ACK (new or duplicate) after the loss recovery above chose what to
-    /// resend, and sets the window itself.
-    fn bbr_on_ack(&mut self, now: Time, was_in_recovery: bool) {
-        if self.bbr.is_none() {
-            return;
-        }
-        let inflight = self.bbr_inflight();
-        let (una, entered, exited) = (self.snd_una, !was_in_recovery && self.in_recovery, was_in_recovery && !self.in_recovery);
-        let b = self.bbr.as_mut().expect("checked");
-        let sample = b.1.on_ack(now, una);
-        let newly = b.1.take_newly_delivered();
-        if entered {
-            b.0.on_enter_recovery(inflight);
-        }
-        if exited {
-            b.0.on_exit_recovery();
-        }
-        b.0.on_ack(now, sample, b.1.delivered, newly, inflight);
-        self.cc.cwnd = b.0.cwnd;
     }
 
     fn has_unsent(&self) -> bool {
@@ -449,15 +419,7 @@ impl TcpSocket {
 
     /// BBR's state for the summary: (BtlBw in bit/s, RTprop, mode).
     pub fn bbr_state(&self) -> Option<(f64, Option<Duration>, &'static str)> {
-        self.bbr.as_ref().map(|b| {
-            let mode = match b.0.mode {
-                super::bbr::Mode::Startup => "startup",
-                super::bbr::Mode::Drain => "drain",
-                super::bbr::Mode::ProbeBw => "probe_bw",
-                super::bbr::Mode::ProbeRtt => "probe_rtt",
-            };
-            (b.0.btl_bw() * 8.0, b.0.min_rtt(), mode)
-        })
+        self.cc.bbr_state()
     }
 
     fn arm_rto(&mut self, now: Time) {
@@ -682,9 +644,10 @@ impl TcpSocket {
         if len > 0 {
             self.stats.data_segments_sent += 1;
             let inflight = (self.snd_max - self.snd_una).max(0) as u64;
-            if let Some(b) = self.bbr.as_mut() {
-                b.1.on_send(now, seq, end, inflight);
-                let gap = Duration(((len as f64 + 40.0) / b.0.pacing_rate * 1e9) as u64);
+            self.cc.on_send(now, seq, end, inflight);
+            if let Some(rate) = self.cc.pacing_rate() {
+                // The gap covers the segment with its 40 bytes of IPv4 and TCP headers.
+                let gap = Duration(((len as f64 + 40.0) / rate * 1e9) as u64);
                 self.pace_at = Some(self.pace_at.map_or(now, |t| t.max(now)) + gap);
             }
         }
@@ -720,15 +683,11 @@ impl TcpSocket {
             let unsent = (self.snd_buf_end - self.snd_nxt).max(0) as u64;
             let fin_pending = self.fin_requested && !self.fin_sent_at_or_beyond(self.snd_nxt);
             if unsent == 0 && !fin_pending {
-                if let Some(b) = self.bbr.as_mut() {
-                    let in_flight = (self.snd_nxt - self.snd_una).max(0) as u64;
-                    if in_flight < self.cc.cwnd {
-                        b.1.on_app_limited(in_flight);
-                    }
-                }
+                let in_flight = (self.snd_nxt - self.snd_una).max(0) as u64;
+                self.cc.on_app_limited(in_flight);
                 break;
             }
-            let window = (self.cc.cwnd + self.limited_transmit_allowance()).min(self.snd_wnd);
+            let window = (self.cc.cwnd() + self.limited_transmit_allowance()).min(self.snd_wnd);
             let in_flight = (self.snd_nxt - self.snd_una).max(0) as u64;
             let usable = window.saturating_sub(in_flight);
             if self.snd_wnd == 0 && unsent > 0 {
@@ -741,7 +700,7 @@ impl TcpSocket {
             if len == 0 && !(unsent == 0 && fin_pending) {
                 break;
             }
-            if self.bbr.is_some() && self.pace_at.is_some_and(|t| t > now) {
+            if self.pace_at.is_some_and(|t| t > now) {
                 break; // paced: the timer sends it
             }
             if (len as u64) < mss && (len as u64) < unsent {
@@ -756,7 +715,7 @@ impl TcpSocket {
                 break;
             }
             let seq = self.snd_nxt;
-            self.limited_sent += (in_flight + len as u64).saturating_sub(self.cc.cwnd.max(in_flight));
+            self.limited_sent += (in_flight + len as u64).saturating_sub(self.cc.cwnd().max(in_flight));
             self.send_data(now, seq, len, out);
             self.snd_nxt = seq + len + (self.fin_requested && seq + len == self.snd_buf_end) as u32;
             if len == 0 {
@@ -770,7 +729,7 @@ impl TcpSocket {
     /// nor while go-back-N resends after a timeout.
     fn limited_transmit_allowance(&self) -> u64 {
         let eligible = self.cfg.limited_transmit
-            && self.bbr.is_none()
+            && !self.cc.is_model_based()
             && !self.in_recovery
             && self.dupacks > 0
             && self.dupacks < self.cfg.dupack_threshold
@@ -829,17 +788,9 @@ impl TcpSocket {
         // recovery the flight has been inflated by new data sent under window inflation, so the
         // ssthresh chosen at the fast retransmit stands; a segment that already timed out keeps
         // ssthresh constant.
-        if self.in_recovery || self.rto_retransmits > 0 {
-            self.cc.collapse_window();
-        } else {
-            let flight = self.flight_size();
-            self.cc.on_timeout(flight);
-        }
+        let first = !self.in_recovery && self.rto_retransmits == 0;
+        self.cc.on_timeout(self.flight_size(), first);
         self.rto_retransmits += 1;
-        if let Some(b) = self.bbr.as_mut() {
-            b.0.on_timeout();
-            self.cc.cwnd = b.0.cwnd;
-        }
         // RFC 6582 §3.2 step 1 after an RTO: no fast retransmit until the ACK passes `recover`.
         self.recover = self.snd_max;
         self.in_recovery = false;
@@ -1006,16 +957,13 @@ impl TcpSocket {
             for b in h.sack_blocks() {
                 if b.start > self.snd_una && b.end <= self.snd_max {
                     self.scoreboard.insert(b.start, b.end);
-                    if let Some(bb) = self.bbr.as_mut() {
-                        bb.1.on_sack(now, b.start, b.end);
-                    }
+                    self.cc.on_sack(now, b.start, b.end);
                 }
             }
         }
-        let was_in_recovery = self.in_recovery;
         if h.ack > self.snd_una {
             self.on_new_ack(now, h.ack, out);
-            self.bbr_on_ack(now, was_in_recovery);
+            self.after_ack(now);
         } else if h.ack == self.snd_una
             && seg.payload_len == 0
             && !h.flags.has(TcpFlags::FIN)
@@ -1024,7 +972,15 @@ impl TcpSocket {
         {
             // RFC 5681 §2 definition of a duplicate ACK.
             self.on_duplicate_ack(now, out);
-            self.bbr_on_ack(now, was_in_recovery);
+            self.after_ack(now);
+        }
+    }
+
+    /// Every ACK, once loss recovery has acted, goes to a model-based congestion control.
+    fn after_ack(&mut self, now: Time) {
+        if self.cc.is_model_based() {
+            let inflight = self.delivery_inflight();
+            self.cc.after_ack(now, self.snd_una, inflight, self.in_recovery);
         }
     }
 
@@ -1047,7 +1003,7 @@ impl TcpSocket {
                 // duplicate-ACK count starts again: a later single duplicate is not a third one.
                 self.in_recovery = false;
                 self.dupacks = 0;
-                self.cc.cwnd = self.cc.ssthresh.min(self.flight_size().max(self.effective_mss()) + self.effective_mss());
+                self.cc.on_recovery_exit(self.flight_size(), self.effective_mss());
                 event = TraceEvent::RecoveryExit;
             } else if !self.sack_ok {
                 // Partial ACK: retransmit the next hole, deflate by the amount acknowledged and
@@ -1056,8 +1012,7 @@ impl TcpSocket {
                 let len = self.segment_len_at(self.snd_una);
                 let una = self.snd_una;
                 self.send_data(now, una, len, out);
-                self.cc.cwnd = self.cc.cwnd.saturating_sub(acked) + if acked >= mss { mss } else { 0 };
-                self.cc.cwnd = self.cc.cwnd.max(mss);
+                self.cc.on_partial_ack(acked, mss);
                 if !self.partial_ack_seen {
                     // Reset the timer only for the first partial ACK ("impatient", RFC 6582 §4.2).
                     self.partial_ack_seen = true;
@@ -1103,7 +1058,7 @@ impl TcpSocket {
         if self.in_recovery {
             if !self.sack_ok {
                 // Window inflation (RFC 6582 §3.2 step 4).
-                self.cc.cwnd += self.effective_mss();
+                self.cc.on_recovery_dup_ack(self.effective_mss());
             }
             self.record(now, TraceEvent::DupAck, None);
             return; // output() follows in the caller
@@ -1126,18 +1081,14 @@ impl TcpSocket {
         self.partial_ack_seen = false;
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;
-        self.cc.halve(self.flight_size().saturating_sub(self.limited_sent));
+        // RFC 6675 §5 step 4 / RFC 6582 §3.2 step 2: retransmit the first lost segment.
+        self.cc.on_fast_retransmit(self.flight_size().saturating_sub(self.limited_sent), mss, self.sack_ok);
         self.limited_sent = 0;
         let una = self.snd_una;
         let len = self.segment_len_at(una);
+        self.send_data(now, una, len, out);
         if self.sack_ok {
-            // RFC 6675 §5 step 4: cwnd = ssthresh, retransmit the first lost segment.
-            self.cc.cwnd = self.cc.ssthresh;
-            self.send_data(now, una, len, out);
             self.high_rxt = una + len;
-        } else {
-            self.cc.cwnd = self.cc.ssthresh + 3 * mss;
-            self.send_data(now, una, len, out);
         }
         self.timed = None;
         self.record(now, TraceEvent::FastRetransmit, None);
@@ -1178,7 +1129,7 @@ impl TcpSocket {
         let mss = self.effective_mss();
         let highest_sacked = self.scoreboard.highest().unwrap_or(self.snd_una);
         let mut pipe = self.pipe();
-        while self.cc.cwnd.saturating_sub(pipe) >= mss {
+        while self.cc.cwnd().saturating_sub(pipe) >= mss {
             let from = self.high_rxt.max(self.snd_una);
             let hole = self.scoreboard.first_gap(from, highest_sacked);
             let seq_len = match hole {
