@@ -10,7 +10,8 @@
 //! - [`sim`]      the simulation: `build` (scenario -> network), `network` (interfaces, hops,
 //!                captures, drops), `flows` (applications and TCP endpoints), `hosts` (CPU, file
 //!                loop), `output` (the report)
-//! - [`tcp`]      the sans-I/O TCP endpoint: NewReno/CUBIC/BBR, SACK/RFC 6675, RTO, persist, delayed ACK
+//! - [`tcp`]      the sans-I/O TCP endpoint (SACK/RFC 6675, RTO, persist, delayed ACK) and its
+//!                congestion control: NewReno, CUBIC or BBR behind one enum
 //! - [`apps`]     a flow's `app` built once into core traffic sources and TCP transfers
 //! - [`host`]     end hosts that take time (CPU, storage, timer) and the file loop on them
 //! - [`net`]      the packet arena (hops hold handles into it)

@@ -1,7 +1,9 @@
 //! TCP endpoint tests in the smoltcp style: time is always explicit, segments are built by
 //! hand, and each assertion names the rule it checks.
 
-use super::socket::{window_shift_for, Segment, State, TcpConfig, TcpSocket};
+use super::config::TcpConfig;
+use super::options::window_shift_for;
+use super::socket::{Segment, State, TcpSocket};
 use lasthop_core::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader};
 use lasthop_core::{Duration, Time};
 

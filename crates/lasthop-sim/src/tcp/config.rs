@@ -1,0 +1,65 @@
+//! The parameters of one TCP endpoint. The simulator resolves them from the scenario once, when
+//! it builds the endpoints (`sim.rs`); the socket never reads the scenario.
+
+use super::cc::CcKind;
+use super::newreno::CaIncrease;
+use lasthop_core::Duration;
+
+/// Parameters of one endpoint; defaults are the named constants in `scenario.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Sender maximum segment size (payload bytes), announced in the SYN.
+    pub mss: u32,
+    pub sack: bool,
+    /// Initial window in segments; `None` applies RFC 5681 §3.1.
+    pub initial_cwnd_segments: Option<u32>,
+    /// Delayed-ACK timer; `None` acknowledges every segment at once.
+    pub delayed_ack: Option<Duration>,
+    pub nagle: bool,
+    pub send_buffer: u64,
+    pub recv_buffer: u64,
+    pub window_scale: bool,
+    pub rto_initial: Duration,
+    pub rto_min: Duration,
+    pub rto_max: Duration,
+    pub dupack_threshold: u32,
+    /// Receiver-side cap on the advertised window in bytes (Koga et al.'s interlayer awnd);
+    /// applied only when smaller than the free buffer space.
+    pub awnd_cap: Option<u64>,
+    /// NewReno, CUBIC (RFC 9438) or BBR v1 (paced, model-based).
+    pub congestion_control: CcKind,
+    /// A window opened by a read is announced by the delayed-ACK timer instead of at once
+    /// (the PDA of paper 000, whose window updates lag its reads by up to ~115 ms).
+    pub lazy_window_update: bool,
+    /// NewReno's congestion-avoidance increase (byte counting or per ACK).
+    pub ca_increase: CaIncrease,
+    /// RFC 3042 limited transmit: a new segment on each of the first two duplicate ACKs.
+    pub limited_transmit: bool,
+    /// Tick of a coarse retransmission clock (RFC 6298's G; every RTO whole ticks).
+    pub timer_granularity: Option<Duration>,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            sack: false,
+            initial_cwnd_segments: None,
+            delayed_ack: Some(Duration::from_millis(200)),
+            nagle: true,
+            send_buffer: 128 * 1024,
+            recv_buffer: 128 * 1024,
+            window_scale: true,
+            rto_initial: Duration::from_secs(1),
+            rto_min: Duration::from_secs(1),
+            rto_max: Duration::from_secs(60),
+            dupack_threshold: 3,
+            awnd_cap: None,
+            congestion_control: CcKind::NewReno,
+            lazy_window_update: false,
+            ca_increase: CaIncrease::Bytes,
+            limited_transmit: true,
+            timer_granularity: None,
+        }
+    }
+}
