@@ -246,3 +246,134 @@ impl CongestionControl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! One run of each variant through the interface the socket uses, against hand counts.
+    use super::*;
+    use std::collections::VecDeque;
+
+    const MS: u64 = 1_000_000;
+    const RTT: Duration = Duration(100 * MS);
+
+    #[test]
+    fn newreno_follows_rfc5681_and_rfc6582_by_hand() {
+        let mut cc = CongestionControl::new(CcKind::NewReno, 1000, None, CaIncrease::Bytes);
+        // RFC 5681 §3.1: IW = min(4·SMSS, max(2·SMSS, 4380 B)) = min(4000, 4380) = 4000 B.
+        assert_eq!(cc.cwnd(), 4_000);
+        // Slow start, eq. 2 (cwnd += min(N, SMSS)): six ACKs of 1000 B, then a stretch ACK of
+        // 3000 B that still adds one SMSS: 4000 + 6·1000 + 1000 = 11 000 B.
+        for _ in 0..6 {
+            cc.on_ack(1_000, Time::ZERO, RTT);
+        }
+        cc.on_ack(3_000, Time::ZERO, RTT);
+        assert_eq!(cc.cwnd(), 11_000);
+        // Fast retransmit with FlightSize 11 000 B: eq. 4 ssthresh = max(11 000/2, 2·1000) =
+        // 5500; RFC 6582 §3.2 step 2: cwnd = ssthresh + 3·SMSS = 8500.
+        cc.on_fast_retransmit(11_000, 1_000, false);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (8_500, 5_500), "eq. 4 and the 3-segment inflation");
+        // Two more duplicates inflate by one SMSS each (step 4): 10 500; a partial ACK of 4000 B
+        // deflates by 4000 and adds one SMSS back (step 5): 7500.
+        cc.on_recovery_dup_ack(1_000);
+        cc.on_recovery_dup_ack(1_000);
+        cc.on_partial_ack(4_000, 1_000);
+        assert_eq!(cc.cwnd(), 7_500);
+        // The full ACK with 2000 B still out (step 3 option 1): min(5500, 2000 + 1000) = 3000.
+        cc.on_recovery_exit(2_000, 1_000);
+        assert_eq!(cc.cwnd(), 3_000);
+        // Below ssthresh: slow start again, 3000 → 4000 → 5000 → 6000 (5000 < 5500 still grows).
+        // Above it, byte counting: +1 SMSS only once a whole cwnd (6000 B) is acknowledged.
+        for _ in 0..3 {
+            cc.on_ack(1_000, Time::ZERO, RTT);
+        }
+        assert_eq!(cc.cwnd(), 6_000);
+        for _ in 0..5 {
+            cc.on_ack(1_000, Time::ZERO, RTT);
+        }
+        assert_eq!(cc.cwnd(), 6_000, "5000 B of 6000 acknowledged: no growth yet");
+        cc.on_ack(1_000, Time::ZERO, RTT);
+        assert_eq!(cc.cwnd(), 7_000);
+        // First RTO with FlightSize 7000: ssthresh = 3500, cwnd = 1 SMSS; a repeated RTO holds
+        // ssthresh (RFC 5681 §3.1).
+        cc.on_timeout(7_000, true);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (1_000, 3_500));
+        cc.on_timeout(1_000, false);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (1_000, 3_500));
+    }
+
+    #[test]
+    fn cubic_reduces_by_beta_and_grows_along_its_curve_by_hand() {
+        let mut cc = CongestionControl::new(CcKind::Cubic, 1000, Some(100), CaIncrease::Bytes);
+        // A loss at cwnd = FlightSize = 100 segments (RFC 9438 §4.6, SACK recovery so cwnd =
+        // ssthresh): W_max = 100, ssthresh = β·100 = 70 segments = 70 000 B;
+        // §4.2: K = ∛(W_max·(1 − β)/C) = ∛(100 · 0.3 / 0.4) = ∛75 = 4.2172 s.
+        cc.on_fast_retransmit(100_000, 1_000, true);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (70_000, 70_000));
+        let CongestionControl::Cubic(c) = &cc else { unreachable!() };
+        assert_eq!(c.w_max(), 100.0);
+        assert!((c.k() - 75f64.cbrt()).abs() < 1e-12 && (c.k() - 4.2172).abs() < 1e-4, "K = {}", c.k());
+        // Recovery ends with 80 000 B out: min(ssthresh, 80 000 + 1000) = 70 000.
+        cc.on_recovery_exit(80_000, 1_000);
+        assert_eq!(cc.cwnd(), 70_000);
+        // The first ACK of one segment starts the epoch (t = 0) and aims one RTT ahead:
+        // W_cubic(0.1) = 0.4·(0.1 − 4.2172)³ + 100 = 72.084 segments (within [70, 105], §4.4);
+        // cwnd += (72.084 − 70)/70 per segment acknowledged (§4.4) = 70.0298 segments, above
+        // W_est = 70 + 3·0.3/1.7 · 1/70 = 70.0076 (§4.3): 70 029 B.
+        cc.on_ack(1_000, Time(10_000 * MS), RTT);
+        assert_eq!(cc.cwnd(), 70_029);
+        // A second loss below W_max (fast convergence, §4.6): W_max = 70.029·(1 + 0.7)/2 =
+        // 59.525 segments; ssthresh = 0.7 · 70.029 segments = 49 020 B.
+        cc.on_fast_retransmit(80_000, 1_000, true);
+        let CongestionControl::Cubic(c) = &cc else { unreachable!() };
+        assert!((c.w_max() - 59.52465).abs() < 1e-9, "W_max = {}", c.w_max());
+        assert_eq!(cc.ssthresh(), 49_020);
+    }
+
+    #[test]
+    fn bbr_window_is_twice_the_bdp_once_startup_has_filled_the_pipe() {
+        // An ideal path: a 1 MB/s bottleneck (1000-B segments leave it 1 ms apart, so every
+        // delivery-rate sample of a busy bottleneck is 1000 B/ms) and 99 ms of propagation, so
+        // an isolated segment's RTT is 1 + 99 = 100 ms: BtlBw = 1e6 B/s, RTprop = 100 ms, BDP =
+        // 100 000 B. The sender sends whenever BBR's cwnd and pacing allow; one ACK per segment.
+        let mut cc = CongestionControl::new(CcKind::Bbr, 1000, Some(10), CaIncrease::Bytes);
+        assert!(cc.is_model_based());
+        let (mut nxt, mut una) = (SeqNum(0), SeqNum(0));
+        let mut acks: VecDeque<(Time, SeqNum)> = VecDeque::new();
+        let (mut now, mut link_free, mut next_send) = (Time::ZERO, Time::ZERO, Time::ZERO);
+        let mut modes = Vec::new();
+        while now < Time(3_000 * MS) {
+            let inflight = (nxt - una) as u64;
+            let window_open = inflight + 1000 <= cc.cwnd();
+            if window_open && now >= next_send {
+                cc.on_send(now, nxt, nxt + 1000, inflight);
+                link_free = link_free.max(now) + Duration(MS);
+                acks.push_back((link_free + Duration(99 * MS), nxt + 1000));
+                nxt = nxt + 1000;
+                next_send = now + Duration((1000.0 / cc.pacing_rate().expect("BBR paces") * 1e9) as u64);
+                continue;
+            }
+            let ack_at = acks.front().map_or(Time::MAX, |a| a.0);
+            now = if window_open { ack_at.min(next_send) } else { ack_at };
+            while acks.front().is_some_and(|a| a.0 <= now) {
+                let (_, end) = acks.pop_front().expect("checked");
+                let acked = (end - una) as u64;
+                una = end;
+                // What the socket does for every new ACK outside recovery.
+                cc.on_ack(acked, now, RTT);
+                cc.after_ack(now, una, (nxt - una) as u64, false);
+                let mode = cc.bbr_state().expect("BBR").2;
+                if modes.last() != Some(&mode) {
+                    modes.push(mode);
+                }
+            }
+        }
+        assert_eq!(modes, ["startup", "drain", "probe_bw"], "Startup fills the pipe, Drain empties the queue");
+        let (btl_bw_bps, rtprop, mode) = cc.bbr_state().expect("BBR");
+        assert_eq!(mode, "probe_bw");
+        assert_eq!(rtprop, Some(Duration(100 * MS)));
+        assert_eq!(btl_bw_bps, 8e6, "BtlBw: 1000 B per ms of a busy bottleneck, in bit/s");
+        // cwnd = cwnd_gain · BtlBw · RTprop + 3·SMSS (Linux's allowance for ACK aggregation)
+        // = 2 · 100 000 + 3000 = 203 000 B.
+        assert_eq!(cc.cwnd(), 203_000);
+    }
+}
