@@ -1,5 +1,5 @@
 //! BBR v1 (Cardwell et al., draft-cardwell-iccrg-bbr-congestion-control-00, as in Linux's
-//! `tcp_bbr.c`) with the delivery-rate estimator of draft-cheng-iccrg-delivery-rate-estimation.
+//! `tcp_bbr.c`), fed by the delivery-rate samples of `delivery_rate.rs`.
 //!
 //! The model: BtlBw = windowed max of delivery-rate samples over 10 round trips, RTprop =
 //! windowed min of RTT samples over 10 s. Pacing rate = pacing_gain · BtlBw; cwnd =
@@ -143,32 +143,100 @@ impl Bbr {
     }
 }
 
+/// One BtlBw sample: a delivery rate (bytes/s) and the round trip it was taken in.
+#[derive(Clone, Copy, Debug)]
+struct BwSample {
+    round: u64,
+    rate: f64,
+}
+
+/// BtlBw: the windowed max of delivery-rate samples over the last 10 round trips.
+#[derive(Clone, Debug, Default)]
+struct BtlBwFilter {
+    samples: VecDeque<BwSample>,
+}
+
+impl BtlBwFilter {
+    /// Bytes per second; 0 before the first sample.
+    fn get(&self) -> f64 {
+        self.samples.iter().map(|s| s.rate).fold(0.0, f64::max)
+    }
+
+    fn update(&mut self, round: u64, rate: f64) {
+        self.samples.push_back(BwSample { round, rate });
+    }
+
+    fn expire(&mut self, round: u64) {
+        while self.samples.front().is_some_and(|s| s.round + BW_WINDOW_ROUNDS <= round) {
+            self.samples.pop_front();
+        }
+    }
+}
+
+/// RTprop: the smallest RTT sample, refreshed at least every 10 s (else ProbeRTT).
+#[derive(Clone, Copy, Debug, Default)]
+struct RtPropFilter {
+    min_rtt: Option<Duration>,
+    stamp: Time,
+}
+
+/// Round trips counted in delivered bytes (a round ends when a segment sent after the previous
+/// round ended is delivered).
+#[derive(Clone, Copy, Debug, Default)]
+struct RoundCounter {
+    count: u64,
+    next_delivered: u64,
+    /// This ACK started a new round.
+    start: bool,
+}
+
+/// Startup's exit test: BtlBw grew by less than 25 % in three rounds.
+#[derive(Clone, Copy, Debug, Default)]
+struct FullPipe {
+    full_bw: f64,
+    count: u32,
+    filled: bool,
+}
+
+/// Position in ProbeBW's pacing-gain cycle.
+#[derive(Clone, Copy, Debug, Default)]
+struct GainCycle {
+    index: usize,
+    stamp: Time,
+}
+
+/// ProbeRTT's exit: 200 ms at the minimum window, and a round trip.
+#[derive(Clone, Copy, Debug, Default)]
+struct ProbeRtt {
+    done: Option<Time>,
+    round_done: bool,
+}
+
+/// BBR's response to loss: packet conservation for a round, the prior window kept to restore.
+#[derive(Clone, Copy, Debug, Default)]
+struct LossResponse {
+    prior_cwnd: u64,
+    conservation_until_round: Option<u64>,
+    in_recovery: bool,
+}
+
 /// The BBR v1 state machine and its two filters, in bytes and bytes per second.
 #[derive(Clone, Debug)]
 pub struct BbrModel {
     mss: u64,
     pub mode: Mode,
-    bw_samples: VecDeque<(u64, f64)>,
-    min_rtt: Option<Duration>,
-    min_rtt_stamp: Time,
-    round_count: u64,
-    next_round_delivered: u64,
-    round_start: bool,
-    full_bw: f64,
-    full_bw_count: u32,
-    pub filled_pipe: bool,
-    cycle_index: usize,
-    cycle_stamp: Time,
-    probe_rtt_done: Option<Time>,
-    probe_rtt_round_done: bool,
-    prior_cwnd: u64,
+    btl_bw: BtlBwFilter,
+    rtprop: RtPropFilter,
+    round: RoundCounter,
+    full_pipe: FullPipe,
+    cycle: GainCycle,
+    probe_rtt: ProbeRtt,
+    loss: LossResponse,
     pacing_gain: f64,
     cwnd_gain: f64,
     /// Bytes per second.
     pub pacing_rate: f64,
     pub cwnd: u64,
-    conservation_until_round: Option<u64>,
-    in_recovery: bool,
 }
 
 impl BbrModel {
@@ -176,45 +244,41 @@ impl BbrModel {
         BbrModel {
             mss,
             mode: Mode::Startup,
-            bw_samples: VecDeque::new(),
-            min_rtt: None,
-            min_rtt_stamp: Time::ZERO,
-            round_count: 0,
-            next_round_delivered: 0,
-            round_start: false,
-            full_bw: 0.0,
-            full_bw_count: 0,
-            filled_pipe: false,
-            cycle_index: 0,
-            cycle_stamp: Time::ZERO,
-            probe_rtt_done: None,
-            probe_rtt_round_done: false,
-            prior_cwnd: 0,
+            btl_bw: BtlBwFilter::default(),
+            rtprop: RtPropFilter::default(),
+            round: RoundCounter::default(),
+            full_pipe: FullPipe::default(),
+            cycle: GainCycle::default(),
+            probe_rtt: ProbeRtt::default(),
+            loss: LossResponse::default(),
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
             // Linux: high_gain · initial cwnd / 1 ms until an RTT is known.
             pacing_rate: HIGH_GAIN * initial_cwnd as f64 / 1e-3,
             cwnd: initial_cwnd,
-            conservation_until_round: None,
-            in_recovery: false,
         }
     }
 
     /// BtlBw: the largest sample of the last 10 rounds (bytes/s).
     pub fn btl_bw(&self) -> f64 {
-        self.bw_samples.iter().map(|s| s.1).fold(0.0, f64::max)
+        self.btl_bw.get()
     }
 
     pub fn min_rtt(&self) -> Option<Duration> {
-        self.min_rtt
+        self.rtprop.min_rtt
     }
 
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain
     }
 
+    /// Startup has seen BtlBw stop growing.
+    pub fn filled_pipe(&self) -> bool {
+        self.full_pipe.filled
+    }
+
     fn bdp(&self, gain: f64) -> Option<u64> {
-        let rtt = self.min_rtt?;
+        let rtt = self.rtprop.min_rtt?;
         let bw = self.btl_bw();
         (bw > 0.0).then(|| (gain * bw * rtt.as_secs_f64()) as u64)
     }
@@ -224,11 +288,9 @@ impl BbrModel {
         if let Some(rs) = rs {
             self.update_round(rs.prior_delivered, delivered);
             if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw() {
-                self.bw_samples.push_back((self.round_count, rs.delivery_rate));
+                self.btl_bw.update(self.round.count, rs.delivery_rate);
             }
-            while self.bw_samples.front().is_some_and(|s| s.0 + BW_WINDOW_ROUNDS <= self.round_count) {
-                self.bw_samples.pop_front();
-            }
+            self.btl_bw.expire(self.round.count);
             if self.mode == Mode::ProbeBw {
                 self.check_cycle_phase(now, inflight);
             }
@@ -241,34 +303,34 @@ impl BbrModel {
     }
 
     fn update_round(&mut self, prior_delivered: u64, delivered: u64) {
-        self.round_start = prior_delivered >= self.next_round_delivered;
-        if self.round_start {
-            self.next_round_delivered = delivered;
-            self.round_count += 1;
-            if self.conservation_until_round.is_some_and(|r| self.round_count > r) {
-                self.conservation_until_round = None;
+        self.round.start = prior_delivered >= self.round.next_delivered;
+        if self.round.start {
+            self.round.next_delivered = delivered;
+            self.round.count += 1;
+            if self.loss.conservation_until_round.is_some_and(|r| self.round.count > r) {
+                self.loss.conservation_until_round = None;
             }
         }
     }
 
     fn check_full_pipe(&mut self, app_limited: bool) {
-        if self.filled_pipe || !self.round_start || app_limited {
+        if self.full_pipe.filled || !self.round.start || app_limited {
             return;
         }
         let bw = self.btl_bw();
-        if bw >= self.full_bw * FULL_BW_GROWTH {
-            self.full_bw = bw;
-            self.full_bw_count = 0;
+        if bw >= self.full_pipe.full_bw * FULL_BW_GROWTH {
+            self.full_pipe.full_bw = bw;
+            self.full_pipe.count = 0;
             return;
         }
-        self.full_bw_count += 1;
-        if self.full_bw_count >= FULL_BW_ROUNDS {
-            self.filled_pipe = true;
+        self.full_pipe.count += 1;
+        if self.full_pipe.count >= FULL_BW_ROUNDS {
+            self.full_pipe.filled = true;
         }
     }
 
     fn check_drain(&mut self, now: Time, inflight: u64) {
-        if self.mode == Mode::Startup && self.filled_pipe {
+        if self.mode == Mode::Startup && self.full_pipe.filled {
             self.mode = Mode::Drain;
             self.pacing_gain = 1.0 / HIGH_GAIN;
             self.cwnd_gain = HIGH_GAIN;
@@ -281,14 +343,14 @@ impl BbrModel {
     fn enter_probe_bw(&mut self, now: Time) {
         self.mode = Mode::ProbeBw;
         self.cwnd_gain = 2.0;
-        self.cycle_index = 2;
-        self.cycle_stamp = now;
-        self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index];
+        self.cycle.index = 2;
+        self.cycle.stamp = now;
+        self.pacing_gain = PACING_GAIN_CYCLE[self.cycle.index];
     }
 
     fn check_cycle_phase(&mut self, now: Time, inflight: u64) {
-        let Some(rtt) = self.min_rtt else { return };
-        let elapsed = now.since(self.cycle_stamp) > rtt;
+        let Some(rtt) = self.rtprop.min_rtt else { return };
+        let elapsed = now.since(self.cycle.stamp) > rtt;
         let g = self.pacing_gain;
         let advance = if g > 1.0 {
             elapsed && self.bdp(g).is_some_and(|b| inflight >= b)
@@ -298,43 +360,43 @@ impl BbrModel {
             elapsed
         };
         if advance {
-            self.cycle_index = (self.cycle_index + 1) % PACING_GAIN_CYCLE.len();
-            self.cycle_stamp = now;
-            self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index];
+            self.cycle.index = (self.cycle.index + 1) % PACING_GAIN_CYCLE.len();
+            self.cycle.stamp = now;
+            self.pacing_gain = PACING_GAIN_CYCLE[self.cycle.index];
         }
     }
 
     fn update_min_rtt(&mut self, now: Time, rtt: Option<Duration>, inflight: u64, delivered: u64) {
-        let expired = now.since(self.min_rtt_stamp) > MIN_RTT_WINDOW;
+        let expired = now.since(self.rtprop.stamp) > MIN_RTT_WINDOW;
         if let Some(r) = rtt {
-            if self.min_rtt.is_none_or(|m| r <= m) || expired {
-                self.min_rtt = Some(r);
-                self.min_rtt_stamp = now;
+            if self.rtprop.min_rtt.is_none_or(|m| r <= m) || expired {
+                self.rtprop.min_rtt = Some(r);
+                self.rtprop.stamp = now;
             }
         }
-        if expired && self.mode != Mode::ProbeRtt && self.min_rtt.is_some() {
+        if expired && self.mode != Mode::ProbeRtt && self.rtprop.min_rtt.is_some() {
             self.mode = Mode::ProbeRtt;
             self.pacing_gain = 1.0;
             self.cwnd_gain = 1.0;
-            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
-            self.probe_rtt_done = None;
+            self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.cwnd);
+            self.probe_rtt.done = None;
         }
         if self.mode == Mode::ProbeRtt {
-            match self.probe_rtt_done {
+            match self.probe_rtt.done {
                 None if inflight <= MIN_CWND_SEGMENTS * self.mss => {
-                    self.probe_rtt_done = Some(now + PROBE_RTT_TIME);
-                    self.probe_rtt_round_done = false;
-                    self.next_round_delivered = delivered;
+                    self.probe_rtt.done = Some(now + PROBE_RTT_TIME);
+                    self.probe_rtt.round_done = false;
+                    self.round.next_delivered = delivered;
                 }
                 Some(done) => {
-                    if self.round_start {
-                        self.probe_rtt_round_done = true;
+                    if self.round.start {
+                        self.probe_rtt.round_done = true;
                     }
-                    if self.probe_rtt_round_done && now >= done {
-                        self.min_rtt_stamp = now;
-                        self.cwnd = self.cwnd.max(self.prior_cwnd);
-                        self.prior_cwnd = 0;
-                        if self.filled_pipe {
+                    if self.probe_rtt.round_done && now >= done {
+                        self.rtprop.stamp = now;
+                        self.cwnd = self.cwnd.max(self.loss.prior_cwnd);
+                        self.loss.prior_cwnd = 0;
+                        if self.full_pipe.filled {
                             self.enter_probe_bw(now);
                         } else {
                             self.mode = Mode::Startup;
@@ -354,17 +416,17 @@ impl BbrModel {
             return;
         }
         let rate = self.pacing_gain * bw * PACING_MARGIN;
-        if self.filled_pipe || rate > self.pacing_rate {
+        if self.full_pipe.filled || rate > self.pacing_rate {
             self.pacing_rate = rate;
         }
     }
 
     fn set_cwnd(&mut self, acked: u64, inflight: u64) {
         let floor = MIN_CWND_SEGMENTS * self.mss;
-        if self.conservation_until_round.is_some() {
+        if self.loss.conservation_until_round.is_some() {
             self.cwnd = self.cwnd.max(inflight + acked);
         } else if let Some(target) = self.bdp(self.cwnd_gain).map(|b| b + 3 * self.mss) {
-            if self.filled_pipe {
+            if self.full_pipe.filled {
                 self.cwnd = (self.cwnd + acked).min(target);
             } else if self.cwnd < target {
                 self.cwnd += acked;
@@ -380,29 +442,29 @@ impl BbrModel {
 
     /// Fast retransmit: packet conservation for one round from what is in flight.
     pub fn on_enter_recovery(&mut self, inflight: u64) {
-        if !self.in_recovery {
-            self.in_recovery = true;
-            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
+        if !self.loss.in_recovery {
+            self.loss.in_recovery = true;
+            self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.cwnd);
             self.cwnd = (inflight + self.mss).max(MIN_CWND_SEGMENTS * self.mss);
-            self.conservation_until_round = Some(self.round_count + 1);
+            self.loss.conservation_until_round = Some(self.round.count + 1);
         }
     }
 
     /// Recovery ended: the pre-loss window comes back.
     pub fn on_exit_recovery(&mut self) {
-        if self.in_recovery {
-            self.in_recovery = false;
-            self.conservation_until_round = None;
-            self.cwnd = self.cwnd.max(self.prior_cwnd);
-            self.prior_cwnd = 0;
+        if self.loss.in_recovery {
+            self.loss.in_recovery = false;
+            self.loss.conservation_until_round = None;
+            self.cwnd = self.cwnd.max(self.loss.prior_cwnd);
+            self.loss.prior_cwnd = 0;
         }
     }
 
     /// Retransmission timeout: one segment (Linux's loss state), grown back by BBR's rules.
     pub fn on_timeout(&mut self) {
-        self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
-        self.in_recovery = false;
-        self.conservation_until_round = None;
+        self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.cwnd);
+        self.loss.in_recovery = false;
+        self.loss.conservation_until_round = None;
         self.cwnd = self.mss;
     }
 }
@@ -462,7 +524,7 @@ mod tests {
         let rtt = bbr.min_rtt().unwrap();
         assert!((40 * MS..41 * MS).contains(&rtt.0), "RTprop {rtt:?} vs 40 ms + one serialization");
         // Startup -> Drain -> ProbeBW, with cwnd = 2 · BDP + 3 segments = 103 000 B in ProbeBW.
-        assert!(bbr.filled_pipe);
+        assert!(bbr.filled_pipe());
         assert_eq!(bbr.mode, Mode::ProbeBw);
         let modes: Vec<Mode> = log.iter().map(|l| l.1).collect();
         let first = |m| modes.iter().position(|x| *x == m);
