@@ -50,6 +50,9 @@ pub struct RateSampler {
     reported: u64,
     /// Smallest RTT sampled, to reject samples over shorter intervals (ACK compression).
     min_rtt: Option<Duration>,
+    /// The highest end of any record so far: a segment starting at or above it is new data and
+    /// overlaps no record, so only retransmissions search the records.
+    sent_end: Option<SeqNum>,
 }
 
 impl RateSampler {
@@ -71,12 +74,17 @@ impl RateSampler {
             sacked: false,
         };
         let mut touched = false;
-        for r in self.records.iter_mut().filter(|r| r.start < end && start < r.end) {
-            *r = TxRecord { start: r.start, end: r.end, retransmitted: true, ..rec };
-            touched = true;
+        if self.sent_end.is_some_and(|e| start < e) {
+            for r in self.records.iter_mut().filter(|r| r.start < end && start < r.end) {
+                *r = TxRecord { start: r.start, end: r.end, retransmitted: true, ..rec };
+                touched = true;
+            }
         }
         if !touched {
             self.records.push_back(rec);
+            if self.sent_end.is_none_or(|e| end > e) {
+                self.sent_end = Some(end);
+            }
         }
     }
 
@@ -104,12 +112,12 @@ impl RateSampler {
     /// A SACK block [start, end): the segments it covers are delivered now (as Linux counts
     /// them), so a later cumulative ACK over them does not look like a burst.
     pub fn on_sack(&mut self, now: Time, start: SeqNum, end: SeqNum) {
-        let covered: Vec<usize> =
-            (0..self.records.len()).filter(|&i| !self.records[i].sacked && self.records[i].start >= start && self.records[i].end <= end).collect();
-        for i in covered {
-            self.records[i].sacked = true;
+        for i in 0..self.records.len() {
             let r = self.records[i];
-            self.deliver(now, r);
+            if !r.sacked && r.start >= start && r.end <= end {
+                self.records[i].sacked = true;
+                self.deliver(now, TxRecord { sacked: true, ..r });
+            }
         }
     }
 

@@ -16,7 +16,7 @@ impl RangeSet {
     pub fn clear(&mut self) {
         self.ranges.clear();
     }
-    pub fn iter(&self) -> impl Iterator<Item = (SeqNum, SeqNum)> + '_ {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (SeqNum, SeqNum)> + '_ {
         self.ranges.iter().copied()
     }
     pub fn bytes(&self) -> u64 {

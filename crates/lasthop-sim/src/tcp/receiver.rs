@@ -210,8 +210,7 @@ impl TcpSocket {
             h.sack[0] = SackBlock { start: a, end: b };
             n = 1;
         }
-        let ranges: Vec<(SeqNum, SeqNum)> = self.rcv.reassembly.iter().collect();
-        for &(a, b) in ranges.iter().rev() {
+        for (a, b) in self.rcv.reassembly.iter().rev() {
             if n == MAX_SACK_BLOCKS {
                 break;
             }
