@@ -12,14 +12,16 @@
 //! | new data ACKed outside recovery     | slow start (RFC 5681 eq. 2), then NewReno's or CUBIC's increase  |
 //! | fast retransmit                     | ssthresh: eq. 4 (NewReno) or β·cwnd (RFC 9438 §4.6); cwnd = ssthresh (+3 SMSS without SACK) |
 //! | duplicate / partial ACK in recovery | RFC 6582 §3.2 steps 4–5 inflation and deflation (without SACK)   |
-//! | recovery ends (full ACK)            | cwnd = min(ssthresh, FlightSize + SMSS) (RFC 6582 §3.2 step 3)   |
-//! | retransmission timeout              | ssthresh by eq. 4 (first timeout only), cwnd = 1 SMSS (§3.1)    |
+//! | recovery ends (full ACK)            | cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (RFC 6582 §3.2 step 3) |
+//! | retransmission timeout              | ssthresh as at a fast retransmit (first timeout only), cwnd = 1 SMSS (RFC 5681 §3.1) |
 //! | every ACK, after loss recovery      | BBR only: the model updates and sets cwnd and the pacing rate    |
 //!
 //! BBR also hears each segment sent, each SACK block and each app-limited moment (its
 //! delivery-rate sampler). Trade-off kept from the first implementation: during the processing of
 //! one ACK, BBR's window moves by NewReno's rules (so a traced cwnd/ssthresh at that instant shows
 //! the loss-based value); BBR's model replaces it once, at the end of the ACK (see `bbr.rs`).
+//! Left out: Proportional Rate Reduction (RFC 6937, Linux's recovery window), congestion window
+//! validation (RFC 7661), ECN (RFC 3168).
 
 use super::bbr::Bbr;
 use super::cubic::Cubic;
