@@ -153,7 +153,10 @@ fn recomputed(buf: &[u8]) -> (u16, u16) {
     pseudo.extend_from_slice(&[0, buf[9]]);
     pseudo.extend_from_slice(&(l4.len() as u16).to_be_bytes());
     pseudo.extend_from_slice(&l4);
-    (checksum(&ip), checksum(&pseudo))
+    let l4_sum = checksum(&pseudo);
+    // RFC 768: a UDP checksum that computes to zero is sent as all ones (zero means "none").
+    let l4_sum = if buf[9] == 17 && l4_sum == 0 { 0xffff } else { l4_sum };
+    (checksum(&ip), l4_sum)
 }
 
 fn stored(buf: &[u8]) -> (u16, u16) {
