@@ -179,28 +179,56 @@ pub struct FlowSummary {
 #[derive(Debug)]
 pub struct FlowMeter {
     interval: Duration,
+    counts: Counts,
+    losses: Losses,
+    delay: DelayAcc,
+    jitter: JitterAcc,
+    intervals: Vec<IntervalAcc>,
+    keep_intervals: bool,
+    percentiles: bool,
+}
+
+/// What was sent and received.
+#[derive(Debug, Default)]
+struct Counts {
     sent_packets: u64,
     sent_bytes: u64,
     received_packets: u64,
     received_bytes: u64,
     delivered_bytes: u64,
+}
+
+/// Drops by cause, and the receiver's ordering and deadline rules that make a packet late or
+/// reordered (application loss).
+#[derive(Debug, Default)]
+struct Losses {
     queue_drops: u64,
     link_losses: u64,
     retry_drops: u64,
     reorder_drops: u64,
     suppressed: u64,
     late: u64,
+    reordered: u64,
     deadline_ns: Option<u64>,
     discard_reordered: bool,
-    reordered: u64,
     /// Highest per-flow sequence number received so far.
     max_seq_received: Option<u32>,
+}
+
+/// One-way delay (RFC 7679): moments and percentiles.
+#[derive(Debug)]
+struct DelayAcc {
     /// Empty for a meter without percentiles.
     delay_q: Quantiles,
     delay_sum_ns: u128,
     delay_sq_sum_ns2: f64,
     delay_min_ns: u64,
     delay_max_ns: u64,
+}
+
+/// Delay variation: IPDV (RFC 3393), the RFC 3550 estimator and D-ITG's definition.
+#[derive(Debug, Default)]
+struct JitterAcc {
     ipdv_slots: Vec<(u32, i64)>, // (pkt_seq + 1, delay_ns); 0 = empty
     ipdv_abs_q: Quantiles,
     ipdv_abs_sum_ns: u128,
@@ -210,10 +238,8 @@ pub struct FlowMeter {
     last_transit_ns: Option<i64>,
     ditg_sum_ns: u128,
     ditg_count: u64,
-    intervals: Vec<IntervalAcc>,
-    keep_intervals: bool,
-    percentiles: bool,
 }
+
 
 /// Samples kept exactly before a meter switches to its histogram (32 KiB of values).
 const EXACT_SAMPLES: usize = 4096;
@@ -294,35 +320,10 @@ impl FlowMeter {
         assert!(interval.0 > 0, "interval must be positive");
         FlowMeter {
             interval,
-            sent_packets: 0,
-            sent_bytes: 0,
-            received_packets: 0,
-            received_bytes: 0,
-            delivered_bytes: 0,
-            queue_drops: 0,
-            link_losses: 0,
-            retry_drops: 0,
-            reorder_drops: 0,
-            suppressed: 0,
-            late: 0,
-            deadline_ns: None,
-            discard_reordered: false,
-            reordered: 0,
-            max_seq_received: None,
-            delay_q: Quantiles::default(),
-            delay_sum_ns: 0,
-            delay_sq_sum_ns2: 0.0,
-            delay_min_ns: u64::MAX,
-            delay_max_ns: 0,
-            ipdv_slots: Vec::new(),
-            ipdv_abs_q: Quantiles::default(),
-            ipdv_abs_sum_ns: 0,
-            ipdv_count: 0,
-            ipdv_abs_max_ns: 0,
-            rfc3550_j_ns: 0.0,
-            last_transit_ns: None,
-            ditg_sum_ns: 0,
-            ditg_count: 0,
+            counts: Counts::default(),
+            losses: Losses::default(),
+            delay: DelayAcc { delay_q: Quantiles::default(), delay_sum_ns: 0, delay_sq_sum_ns2: 0.0, delay_min_ns: u64::MAX, delay_max_ns: 0 },
+            jitter: JitterAcc::default(),
             intervals: Vec::new(),
             keep_intervals: true,
             percentiles: true,
@@ -332,14 +333,14 @@ impl FlowMeter {
     /// Packets received more than `deadline` after they were sent count as late (application
     /// loss in the sense of Koga et al.: the playout deadline was missed).
     pub fn set_deadline(&mut self, deadline: Duration) {
-        self.deadline_ns = Some(deadline.0);
+        self.losses.deadline_ns = Some(deadline.0);
     }
 
     /// The receiving application drops a packet that arrives after one sent later: its playout
     /// point has passed it. Koga et al. count such out-of-order delivery as application loss
     /// ("out-of-order packet delivery causes a large loss probability", Sect. 5.1).
     pub fn set_discard_reordered(&mut self) {
-        self.discard_reordered = true;
+        self.losses.discard_reordered = true;
     }
 
     /// A light meter: counts, means and maxima only — no per-interval series and no
@@ -364,8 +365,8 @@ impl FlowMeter {
 
     /// A packet of `bytes` IP bytes left the sender.
     pub fn on_sent(&mut self, now: Time, bytes: u32) {
-        self.sent_packets += 1;
-        self.sent_bytes += bytes as u64;
+        self.counts.sent_packets += 1;
+        self.counts.sent_bytes += bytes as u64;
         let s = self.slot(now);
         s.tx_packets += 1;
         s.tx_bytes += bytes as u64;
@@ -374,18 +375,18 @@ impl FlowMeter {
     /// A packet was lost in the network.
     pub fn on_dropped(&mut self, now: Time, cause: DropCause) {
         match cause {
-            DropCause::Queue => self.queue_drops += 1,
-            DropCause::Link => self.link_losses += 1,
-            DropCause::RetryLimit => self.retry_drops += 1,
-            DropCause::OutOfOrder => self.reorder_drops += 1,
-            DropCause::Suppressed => self.suppressed += 1,
+            DropCause::Queue => self.losses.queue_drops += 1,
+            DropCause::Link => self.losses.link_losses += 1,
+            DropCause::RetryLimit => self.losses.retry_drops += 1,
+            DropCause::OutOfOrder => self.losses.reorder_drops += 1,
+            DropCause::Suppressed => self.losses.suppressed += 1,
         }
         self.slot(now).lost_packets += 1;
     }
 
     /// Application payload delivered in order to the receiving application (goodput).
     pub fn on_delivered(&mut self, now: Time, bytes: u64) {
-        self.delivered_bytes += bytes;
+        self.counts.delivered_bytes += bytes;
         self.slot(now).delivered_bytes += bytes;
     }
 
@@ -393,19 +394,19 @@ impl FlowMeter {
     pub fn on_received(&mut self, now: Time, sent_at: Time, pkt_seq: u32, bytes: u32) {
         let delay = now.0 as i64 - sent_at.0 as i64;
         let delay_u = delay.max(0) as u64;
-        self.received_packets += 1;
-        self.received_bytes += bytes as u64;
-        if self.deadline_ns.is_some_and(|d| delay_u > d) {
-            self.late += 1;
-        } else if self.discard_reordered && self.max_seq_received.is_some_and(|m| pkt_seq < m) {
-            self.reordered += 1;
+        self.counts.received_packets += 1;
+        self.counts.received_bytes += bytes as u64;
+        if self.losses.deadline_ns.is_some_and(|d| delay_u > d) {
+            self.losses.late += 1;
+        } else if self.losses.discard_reordered && self.losses.max_seq_received.is_some_and(|m| pkt_seq < m) {
+            self.losses.reordered += 1;
         }
-        self.max_seq_received = Some(self.max_seq_received.map_or(pkt_seq, |m| m.max(pkt_seq)));
-        Self::record_quantile(&mut self.delay_q, self.percentiles, delay_u);
-        self.delay_sum_ns += delay_u as u128;
-        self.delay_sq_sum_ns2 += (delay_u as f64) * (delay_u as f64);
-        self.delay_min_ns = self.delay_min_ns.min(delay_u);
-        self.delay_max_ns = self.delay_max_ns.max(delay_u);
+        self.losses.max_seq_received = Some(self.losses.max_seq_received.map_or(pkt_seq, |m| m.max(pkt_seq)));
+        Self::record_quantile(&mut self.delay.delay_q, self.percentiles, delay_u);
+        self.delay.delay_sum_ns += delay_u as u128;
+        self.delay.delay_sq_sum_ns2 += (delay_u as f64) * (delay_u as f64);
+        self.delay.delay_min_ns = self.delay.delay_min_ns.min(delay_u);
+        self.delay.delay_max_ns = self.delay.delay_max_ns.max(delay_u);
         {
             let s = self.slot(now);
             s.rx_packets += 1;
@@ -414,40 +415,40 @@ impl FlowMeter {
             s.delay_max_ns = s.delay_max_ns.max(delay_u);
         }
         // RFC 3550 and D-ITG both work in arrival order on the transit time.
-        if let Some(prev) = self.last_transit_ns {
+        if let Some(prev) = self.jitter.last_transit_ns {
             let d = (delay - prev).unsigned_abs();
-            self.rfc3550_j_ns += (d as f64 - self.rfc3550_j_ns) / 16.0;
-            self.ditg_sum_ns += d as u128;
-            self.ditg_count += 1;
+            self.jitter.rfc3550_j_ns += (d as f64 - self.jitter.rfc3550_j_ns) / 16.0;
+            self.jitter.ditg_sum_ns += d as u128;
+            self.jitter.ditg_count += 1;
         }
-        self.last_transit_ns = Some(delay);
+        self.jitter.last_transit_ns = Some(delay);
         self.record_ipdv(now, pkt_seq, delay);
     }
 
     /// RFC 3393 with consecutive sequence numbers: pair this packet with seq−1 and seq+1 if they
     /// arrived (the latter only when reordered), using a bounded window of recent delays.
     fn record_ipdv(&mut self, now: Time, pkt_seq: u32, delay: i64) {
-        if self.ipdv_slots.is_empty() {
-            self.ipdv_slots = vec![(0, 0); IPDV_WINDOW];
+        if self.jitter.ipdv_slots.is_empty() {
+            self.jitter.ipdv_slots = vec![(0, 0); IPDV_WINDOW];
         }
         let idx = |s: u32| s as usize % IPDV_WINDOW;
         let tag = |s: u32| s.wrapping_add(1);
         let prev = pkt_seq.wrapping_sub(1);
         let next = pkt_seq.wrapping_add(1);
         let mut pairs = [None, None];
-        if pkt_seq != 0 && self.ipdv_slots[idx(prev)].0 == tag(prev) {
-            pairs[0] = Some(delay - self.ipdv_slots[idx(prev)].1);
+        if pkt_seq != 0 && self.jitter.ipdv_slots[idx(prev)].0 == tag(prev) {
+            pairs[0] = Some(delay - self.jitter.ipdv_slots[idx(prev)].1);
         }
-        if self.ipdv_slots[idx(next)].0 == tag(next) {
-            pairs[1] = Some(self.ipdv_slots[idx(next)].1 - delay);
+        if self.jitter.ipdv_slots[idx(next)].0 == tag(next) {
+            pairs[1] = Some(self.jitter.ipdv_slots[idx(next)].1 - delay);
         }
-        self.ipdv_slots[idx(pkt_seq)] = (tag(pkt_seq), delay);
+        self.jitter.ipdv_slots[idx(pkt_seq)] = (tag(pkt_seq), delay);
         for v in pairs.into_iter().flatten() {
             let a = v.unsigned_abs();
-            Self::record_quantile(&mut self.ipdv_abs_q, self.percentiles, a);
-            self.ipdv_abs_sum_ns += a as u128;
-            self.ipdv_count += 1;
-            self.ipdv_abs_max_ns = self.ipdv_abs_max_ns.max(a);
+            Self::record_quantile(&mut self.jitter.ipdv_abs_q, self.percentiles, a);
+            self.jitter.ipdv_abs_sum_ns += a as u128;
+            self.jitter.ipdv_count += 1;
+            self.jitter.ipdv_abs_max_ns = self.jitter.ipdv_abs_max_ns.max(a);
             let s = self.slot(now);
             s.ipdv_count += 1;
             s.ipdv_abs_sum_ns += a as u128;
@@ -458,75 +459,75 @@ impl FlowMeter {
     /// One-way delay (ms) at each quantile in `qs` (ascending, 0..1), for a CDF plot; None
     /// before any sample. The same rule as the summary's percentiles, so the two agree.
     pub fn delay_quantiles(&self, qs: &[f64]) -> Option<Vec<f64>> {
-        self.delay_q.at(qs).map(|v| v.into_iter().map(|ns| ms(ns as f64)).collect())
+        self.delay.delay_q.at(qs).map(|v| v.into_iter().map(|ns| ms(ns as f64)).collect())
     }
 
     pub fn sent_packets(&self) -> u64 {
-        self.sent_packets
+        self.counts.sent_packets
     }
     pub fn received_packets(&self) -> u64 {
-        self.received_packets
+        self.counts.received_packets
     }
     pub fn dropped_packets(&self) -> u64 {
-        self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops + self.suppressed
+        self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops + self.losses.reorder_drops + self.losses.suppressed
     }
     pub fn delivered_bytes(&self) -> u64 {
-        self.delivered_bytes
+        self.counts.delivered_bytes
     }
 
     /// The summary over an active period of `active` (the flow's start to its stop or the end).
     pub fn summary(&self, active: Duration) -> FlowSummary {
-        let dropped = self.queue_drops + self.link_losses + self.retry_drops + self.reorder_drops + self.suppressed;
-        let in_flight = self.sent_packets - self.received_packets - dropped;
+        let dropped = self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops + self.losses.reorder_drops + self.losses.suppressed;
+        let in_flight = self.counts.sent_packets - self.counts.received_packets - dropped;
         let lost = dropped;
-        let settled = self.sent_packets - in_flight;
+        let settled = self.counts.sent_packets - in_flight;
         let secs = active.as_secs_f64();
         let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
-        let n = self.received_packets;
+        let n = self.counts.received_packets;
         let have = n > 0;
         let q = |h: &Quantiles, p: f64| h.at(&[p]).map(|v| ms(v[0] as f64));
-        let mean_ns = if have { self.delay_sum_ns as f64 / n as f64 } else { 0.0 };
-        let var = if have { (self.delay_sq_sum_ns2 / n as f64 - mean_ns * mean_ns).max(0.0) } else { 0.0 };
-        let jit = self.ipdv_count > 0;
+        let mean_ns = if have { self.delay.delay_sum_ns as f64 / n as f64 } else { 0.0 };
+        let var = if have { (self.delay.delay_sq_sum_ns2 / n as f64 - mean_ns * mean_ns).max(0.0) } else { 0.0 };
+        let jit = self.jitter.ipdv_count > 0;
         FlowSummary {
-            sent_packets: self.sent_packets,
-            transport_lost_packets: self.queue_drops + self.link_losses + self.retry_drops,
-            application_lost_packets: self.reorder_drops + self.late + self.reordered,
-            late_packets: self.late,
-            reordered_packets: self.reordered,
-            sent_bytes: self.sent_bytes,
-            received_packets: self.received_packets,
-            received_bytes: self.received_bytes,
+            sent_packets: self.counts.sent_packets,
+            transport_lost_packets: self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops,
+            application_lost_packets: self.losses.reorder_drops + self.losses.late + self.losses.reordered,
+            late_packets: self.losses.late,
+            reordered_packets: self.losses.reordered,
+            sent_bytes: self.counts.sent_bytes,
+            received_packets: self.counts.received_packets,
+            received_bytes: self.counts.received_bytes,
             lost_packets: lost,
             loss_ratio: (settled > 0).then(|| lost as f64 / settled as f64),
             lost_by_cause: LossByCause {
-                queue_drop: self.queue_drops,
-                link_loss: self.link_losses,
-                retry_limit: self.retry_drops,
-                out_of_order: self.reorder_drops,
-                suppressed: self.suppressed,
+                queue_drop: self.losses.queue_drops,
+                link_loss: self.losses.link_losses,
+                retry_limit: self.losses.retry_drops,
+                out_of_order: self.losses.reorder_drops,
+                suppressed: self.losses.suppressed,
                 in_flight_at_end: in_flight,
             },
-            delivered_bytes: self.delivered_bytes,
+            delivered_bytes: self.counts.delivered_bytes,
             active_s: secs,
-            throughput_tx_bps: rate(self.sent_bytes),
-            throughput_rx_bps: rate(self.received_bytes),
-            goodput_bps: rate(self.delivered_bytes),
+            throughput_tx_bps: rate(self.counts.sent_bytes),
+            throughput_rx_bps: rate(self.counts.received_bytes),
+            goodput_bps: rate(self.counts.delivered_bytes),
             delay_ms: DelayStats {
                 mean: have.then(|| ms(mean_ns)),
                 std: have.then(|| ms(var.sqrt())),
-                min: have.then(|| ms(self.delay_min_ns as f64)),
-                p50: q(&self.delay_q, 0.50),
-                p95: q(&self.delay_q, 0.95),
-                p99: q(&self.delay_q, 0.99),
-                max: have.then(|| ms(self.delay_max_ns as f64)),
+                min: have.then(|| ms(self.delay.delay_min_ns as f64)),
+                p50: q(&self.delay.delay_q, 0.50),
+                p95: q(&self.delay.delay_q, 0.95),
+                p99: q(&self.delay.delay_q, 0.99),
+                max: have.then(|| ms(self.delay.delay_max_ns as f64)),
             },
             jitter_ms: JitterStats {
-                mean: jit.then(|| ms(self.ipdv_abs_sum_ns as f64 / self.ipdv_count as f64)),
-                p99: q(&self.ipdv_abs_q, 0.99),
-                max: jit.then(|| ms(self.ipdv_abs_max_ns as f64)),
-                rfc3550: (n > 1).then(|| ms(self.rfc3550_j_ns)),
-                ditg: (self.ditg_count > 0).then(|| ms(self.ditg_sum_ns as f64 / self.ditg_count as f64)),
+                mean: jit.then(|| ms(self.jitter.ipdv_abs_sum_ns as f64 / self.jitter.ipdv_count as f64)),
+                p99: q(&self.jitter.ipdv_abs_q, 0.99),
+                max: jit.then(|| ms(self.jitter.ipdv_abs_max_ns as f64)),
+                rfc3550: (n > 1).then(|| ms(self.jitter.rfc3550_j_ns)),
+                ditg: (self.jitter.ditg_count > 0).then(|| ms(self.jitter.ditg_sum_ns as f64 / self.jitter.ditg_count as f64)),
             },
         }
     }
