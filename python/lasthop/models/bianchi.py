@@ -4,7 +4,7 @@
     p   = 1 − (1 − tau)^(n−1)                               (eq. 9)
     S   = Ps Ptr E[P] / ((1 − Ptr) σ + Ptr Ps Ts + Ptr (1 − Ps) Tc)   (eq. 13)
 
-Frame air times follow the same PHY rules as the simulator (``lasthop-sim/src/wifi/phy.rs``):
+Frame air times follow the same PHY rules as the simulator (``lasthop-core/src/wifi/phy.rs``):
 802.11b HR/DSSS with a 192 µs or 96 µs PLCP, 802.11g ERP-OFDM with 4 µs symbols and a 6 µs
 signal extension. ``tc="bianchi"`` is the paper's Tc = DATA + DIFS; ``tc="eifs"`` is
 Tc = DATA + EIFS, which is what a DCF with EIFS and ACK timeouts (lasthop's) sees after a
