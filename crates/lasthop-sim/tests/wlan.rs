@@ -95,8 +95,8 @@ app = { type = "cbr", size = "1400B", interval = "400us" }
     let out = run(toml);
     let [queue, _, retry, _, in_flight] = common::assert_conservation(&out);
     let members = &out.report.wlans[0].members;
-    assert_eq!(retry, members.iter().map(|m| m.retry_drops).sum::<u64>(), "per-flow and per-station retry drops agree");
-    assert_eq!(queue, members.iter().map(|m| m.queue_drops).sum::<u64>());
+    assert_eq!(retry, members.iter().map(|m| m.mac.retry_drops).sum::<u64>(), "per-flow and per-station retry drops agree");
+    assert_eq!(queue, members.iter().map(|m| m.mac.queue_drops).sum::<u64>());
     assert!(retry > 0 && queue > 0 && in_flight > 0, "every cause exercised");
 }
 

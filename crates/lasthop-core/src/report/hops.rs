@@ -2,6 +2,7 @@
 //! WLAN with its members' MAC counters (IEEE 802.11 DCF), each W-CDMA RLC AM entity
 //! (3GPP TS 25.322). Counters are totals over the whole run.
 
+use crate::wifi::dcf::StationStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -50,29 +51,8 @@ pub struct WlanReport {
 pub struct WlanMemberReport {
     /// The station's node name.
     pub node: String,
-    /// Frames accepted into the station's queue, frames.
-    pub enqueued: u64,
-    /// Frames the station's queue dropped (tail drops and AQM drops), frames.
-    pub queue_drops: u64,
-    /// Frames dropped after the retry limit, frames.
-    pub retry_drops: u64,
-    /// Of those, frames the receiver had (only the ACKs were lost), frames.
-    pub retry_exhausted_after_delivery: u64,
-    /// Transmission attempts, successful or not, attempts.
-    pub attempts: u64,
-    /// Attempts that collided, attempts.
-    pub collisions: u64,
-    /// Attempts lost to a frame error (data or ACK), attempts.
-    pub frame_errors: u64,
-    /// Retransmissions after a failed attempt, attempts.
-    pub retries: u64,
-    /// Frames this station received and passed up to its node, frames.
-    pub delivered: u64,
-    /// Duplicates (a retry of a frame it already had) this station received and discarded,
-    /// frames.
-    pub duplicates_filtered: u64,
-    /// Longest queue seen (the frame in service included), frames.
-    pub max_queue_packets: u64,
+    #[serde(flatten)]
+    pub mac: StationStats,
 }
 
 /// One W-CDMA RLC acknowledged-mode entity (one direction of a dedicated channel).

@@ -5,6 +5,7 @@
 //! (crates/lasthop-sim/tests/golden.rs).
 
 use super::*;
+use crate::wifi::dcf::StationStats;
 use crate::metrics::{DelayStats, FlowSummary, JitterStats, LossByCause};
 use serde_json::Value;
 
@@ -116,17 +117,19 @@ fn sample() -> RunReport {
             busy_share: 0.5,
             members: vec![WlanMemberReport {
                 node: "ap".into(),
-                enqueued: 10,
-                queue_drops: 0,
-                retry_drops: 0,
-                retry_exhausted_after_delivery: 0,
-                attempts: 11,
-                collisions: 1,
-                frame_errors: 0,
-                retries: 1,
-                delivered: 0,
-                duplicates_filtered: 0,
-                max_queue_packets: 2,
+                mac: StationStats {
+                    enqueued: 10,
+                    queue_drops: 0,
+                    retry_drops: 0,
+                    retry_exhausted_after_delivery: 0,
+                    attempts: 11,
+                    collisions: 1,
+                    frame_errors: 0,
+                    retries: 1,
+                    delivered: 0,
+                    duplicates_filtered: 0,
+                    max_queue: 2,
+                },
             }],
         }],
         wcdma: vec![RlcReport {

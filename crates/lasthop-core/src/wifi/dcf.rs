@@ -82,20 +82,32 @@ pub enum MacOutput {
     QueueDrop { pkt: u32 },
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A station's MAC counters (reported as they are in each WLAN member of the run report).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct StationStats {
+    /// Frames accepted into the station's queue, frames.
     pub enqueued: u64,
+    /// Frames the station's queue dropped (tail drops and AQM drops), frames.
     pub queue_drops: u64,
-    /// Packets lost after the retry limit.
+    /// Frames dropped after the retry limit, frames.
     pub retry_drops: u64,
-    /// Frames that hit the retry limit although the receiver had them (only ACKs were lost).
+    /// Of those, frames the receiver had (only the ACKs were lost), frames.
     pub retry_exhausted_after_delivery: u64,
+    /// Transmission attempts, successful or not, attempts.
     pub attempts: u64,
+    /// Attempts that collided, attempts.
     pub collisions: u64,
+    /// Attempts lost to a frame error (data or ACK), attempts.
     pub frame_errors: u64,
+    /// Retransmissions after a failed attempt, attempts.
     pub retries: u64,
+    /// Frames this station received and passed up to its node, frames.
     pub delivered: u64,
+    /// Duplicates (a retry of a frame it already had) this station received and discarded,
+    /// frames.
     pub duplicates_filtered: u64,
+    /// Longest queue seen (the frame in service included), frames.
+    #[serde(rename = "max_queue_packets")]
     pub max_queue: u64,
 }
 

@@ -136,10 +136,10 @@ impl Simulation {
             Protocol::Tcp => TrafficClass::Tcp,
             Protocol::Udp => TrafficClass::Udp,
         };
-        let offer = Offer { pkt: 0, bytes: p.wire_len(), class, flow, uid: p.uid, from, to };
-        let pkt = self.net.packets.insert(p);
+        let (bytes, uid) = (p.wire_len(), p.uid);
+        let offer = Offer { pkt: self.net.packets.insert(p), bytes, class, flow, uid, from, to };
         let mut out = self.net.hop_bufs.pop().unwrap_or_default();
-        self.net.hops[h].hop.accept(self.now, Offer { pkt, ..offer }, &mut out);
+        self.net.hops[h].hop.accept(self.now, offer, &mut out);
         self.on_hop_events(h, &mut out);
         self.net.hop_bufs.push(out);
     }

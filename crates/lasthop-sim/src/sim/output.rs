@@ -118,21 +118,7 @@ impl Simulation {
             let mut members = Vec::with_capacity(slot.nodes.len());
             for (i, &node) in slot.nodes.iter().enumerate() {
                 let node = &self.net.node_names[node as usize];
-                let s = w.dcf.station_stats(i);
-                members.push(WlanMemberReport {
-                    node: node.clone(),
-                    enqueued: s.enqueued,
-                    queue_drops: s.queue_drops,
-                    retry_drops: s.retry_drops,
-                    retry_exhausted_after_delivery: s.retry_exhausted_after_delivery,
-                    attempts: s.attempts,
-                    collisions: s.collisions,
-                    frame_errors: s.frame_errors,
-                    retries: s.retries,
-                    delivered: s.delivered,
-                    duplicates_filtered: s.duplicates_filtered,
-                    max_queue_packets: s.max_queue,
-                });
+                members.push(WlanMemberReport { node: node.clone(), mac: w.dcf.station_stats(i).clone() });
                 if let Some((t, n)) = w.dcf.take_queue_trace(i) {
                     let mut tb = Table::new(format!("wlan/{}/{node}", w.name));
                     tb.push("time_s", Column::F64(t.iter().map(|&x| x as f64 / 1e9).collect()));
