@@ -8,17 +8,16 @@
 //! Map of the crate:
 //! - [`engine`]   the event queue ordered by (time, insertion sequence), the event enum, the watchdog
 //! - [`sim`]      the simulation: `build` (scenario -> network), `network` (interfaces, hops,
-//!                captures, drops), `flows` (applications and TCP endpoints), `hosts` (CPU, file
-//!                loop), `output` (the report)
+//!   captures, drops), `flows` (applications and TCP endpoints), `hosts` (CPU, file loop),
+//!   `output` (the report); a flow's `app` becomes core traffic in
+//!   `lasthop_scenario::build::traffic`
 //! - [`tcp`]      the sans-I/O TCP endpoint (SACK/RFC 6675, RTO, persist, delayed ACK) and its
-//!                congestion control: NewReno, CUBIC or BBR behind one enum
-//! - [`apps`]     a flow's `app` built once into core traffic sources and TCP transfers
+//!   congestion control: NewReno, CUBIC or BBR behind one enum
 //! - [`host`]     end hosts that take time (CPU, storage, timer) and the file loop on them
 //! - [`net`]      the packet arena (hops hold handles into it)
 //! - [`pcap`]     captures as pcap files (raw IPv4, nanosecond timestamps)
 //! - [`results`]  the run's output: the typed report (lasthop-core's `RunReport`) + column tables
 
-pub mod apps;
 pub mod engine;
 pub mod host;
 pub mod net;

@@ -9,7 +9,7 @@
 //! Built from the scenario by [`build`]; results assembled by [`output`] into the typed
 //! `RunReport`. Flows are demultiplexed by the flow id carried in the packet.
 
-use crate::apps::FlowApp;
+use lasthop_scenario::build::traffic::FlowApp;
 use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
 use crate::engine::{End, Event, EventQueue, Watchdog};
 use crate::net::PacketArena;

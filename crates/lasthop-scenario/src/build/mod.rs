@@ -1,8 +1,10 @@
 //! From scenario sections to the world-neutral runtime structures of `lasthop-core`: a queue
-//! discipline, a WLAN's DCF, a W-CDMA direction's RLC entity. The simulator composes these; the
+//! discipline, a WLAN's DCF, a W-CDMA direction's RLC entity, a flow's traffic (`traffic`: the
+//! same conversion serves the simulator and the real-socket generator). The simulator composes these; the
 //! runtime never consults the schema again.
 
 pub mod cellular;
+pub mod traffic;
 pub mod wifi;
 
 use crate::Aqm;

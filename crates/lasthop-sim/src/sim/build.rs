@@ -143,7 +143,7 @@ impl Simulation {
         let src = topo.index(f.src.get_ref()).expect("validated") as u32;
         let dst = topo.index(f.dst.get_ref()).expect("validated") as u32;
         let transport = f.transport();
-        let FlowApp { messages, transfer } = crate::apps::flow_app(&self.scenario, f, rng);
+        let FlowApp { messages, transfer } = lasthop_scenario::build::traffic::flow_app(&self.scenario, f, rng);
         let kind = match transport {
             Transport::Udp => FlowKind::Udp(messages.expect("validated: UDP apps are sources")),
             Transport::Tcp => {

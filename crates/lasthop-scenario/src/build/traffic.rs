@@ -4,7 +4,7 @@
 //! runtime keeps these in the flow's state and never reads the schema again; the same core
 //! sources run in a real-socket generator.
 
-use lasthop_scenario::{App, Flow, Periods, Scenario, VideoPreset};
+use crate::{App, Flow, Periods, Scenario, VideoPreset};
 use lasthop_core::rng::RngStreams;
 use lasthop_core::traffic::{
     Calls, CbrParams, FileLoop, OnOffParams, PacedReads, Schedule, SourceParams, Transfer, VideoModel,
