@@ -99,7 +99,9 @@ impl Channel {
             out.push(HopEvent::Transmit { pkt: next.item, from: 0, to: 1, at: now });
             out.push(HopEvent::Wake { at: now + self.start_service(next.bytes), token: 0 });
         }
-        out.extend(aqm.drain(..).map(|d| HopEvent::Drop { pkt: d.item, cause: DropCause::Queue }));
+        if !aqm.is_empty() {
+            out.extend(aqm.drain(..).map(|d| HopEvent::Drop { pkt: d.item, cause: DropCause::Queue }));
+        }
         self.aqm_drops = aqm;
         out.push(if lost {
             HopEvent::Drop { pkt: done, cause: DropCause::Link }

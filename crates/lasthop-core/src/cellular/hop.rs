@@ -101,12 +101,13 @@ impl RlcHop {
     }
 
     fn emit(&mut self, now: Time, rlc_out: &mut Vec<RlcOutput>, out: &mut Vec<HopEvent>) {
-        out.extend(rlc_out.drain(..).map(|o| match o {
+        out.extend(rlc_out.iter().map(|&o| match o {
             RlcOutput::Arrival { id, at } => HopEvent::Wake { at, token: ARRIVAL + id },
             RlcOutput::Deliver { pkt } => HopEvent::Deliver { pkt, from: 0, to: 1 },
             RlcOutput::Transmit { pkt } => HopEvent::Transmit { pkt, from: 0, to: 1, at: now },
             RlcOutput::Discarded { pkt } => HopEvent::Drop { pkt, cause: DropCause::RetryLimit },
             RlcOutput::OutOfOrder { pkt } => HopEvent::Drop { pkt, cause: DropCause::OutOfOrder },
         }));
+        rlc_out.clear();
     }
 }

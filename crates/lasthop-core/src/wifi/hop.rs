@@ -43,12 +43,13 @@ impl WlanHop {
         self.scheduled = None;
         let mut mac = std::mem::take(&mut self.mac_out);
         self.dcf.decide(now, &mut mac);
-        out.extend(mac.drain(..).map(|o| match o {
+        out.extend(mac.iter().map(|&o| match o {
             MacOutput::Deliver { pkt, from, to, at } => HopEvent::Arrive { pkt, from, to, at },
             MacOutput::Transmit { pkt, from, to, at } => HopEvent::Transmit { pkt, from, to, at },
             MacOutput::RetryDrop { pkt } => HopEvent::Drop { pkt, cause: DropCause::RetryLimit },
             MacOutput::QueueDrop { pkt } => HopEvent::Drop { pkt, cause: DropCause::Queue },
         }));
+        mac.clear();
         self.mac_out = mac;
         self.schedule(now, out);
     }

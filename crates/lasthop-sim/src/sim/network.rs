@@ -157,8 +157,10 @@ impl Simulation {
 
     /// Carries out what hop `h` asked for, in its order.
     pub(super) fn on_hop_events(&mut self, h: usize, out: &mut Vec<HopEvent>) {
-        for ev in out.drain(..) {
-            match ev {
+        // By index, not `drain`: the events are `Copy` and this runs for every packet at every
+        // hop (a `Drain` cost ~60 instructions per call here; callgrind, bench dumbbell-100s-10M).
+        for i in 0..out.len() {
+            match out[i] {
                 HopEvent::Wake { at, token } => self.events.schedule(at, Event::HopWake { hop: h as u32, token }),
                 HopEvent::Arrive { pkt, from, to, at } => {
                     let (node, from) = (self.net.hops[h].nodes[to as usize], self.net.hops[h].nodes[from as usize]);
@@ -178,6 +180,7 @@ impl Simulation {
                 }
             }
         }
+        out.clear();
     }
 
     /// Interlayer collaboration (Koga et al.): receivers behind RLC hop `h` recompute their
