@@ -26,10 +26,27 @@ def test_grid_syntax():
     assert parse_grid("wcdma.radio.max_retx_udp=0..3")[1] == ["0", "1", "2", "3"]
     assert parse_grid("links.bottleneck.loss=0.01..0.03:0.01")[1] == ["0.01", "0.02", "0.03"]
     assert parse_grid("flows.voice.app.interval=10ms,20ms")[1] == ["10ms", "20ms"]
-    for bad, msg in [("rate", "expected dotted.path=values"), ("a=1Mbps..2kbps:1", "same unit"),
+    # Ends and step are read by the core's unit parser, so prefixes may differ; the values are
+    # written in the start's unit (hand count: 0.5 to 2 Mb/s in 500 kb/s steps is 4 values).
+    assert parse_grid("r=500kbps..2Mbps:500kbps")[1] == ["500kbps", "1000kbps", "1500kbps", "2000kbps"]
+    assert parse_grid("d=1s..3000ms:500ms")[1] == ["1s", "1.5s", "2s", "2.5s", "3s"]
+    assert parse_grid("d=0ms..10ms:5ms")[1] == ["0ms", "5ms", "10ms"]
+    assert parse_grid("d=1ms..3ms")[1] == ["1ms", "2ms", "3ms"]
+    for bad, msg in [("rate", "expected dotted.path=values"), ("a=1Mbps..2kbps:1kbps", "upwards"),
+                     ("a=1Mbps..2Mbps:1", "the step is a number; valid: a rate"),
+                     ("a=1Mbps..10ms:1ms", "start is a rate and stop a duration"),
+                     ("a=1Mbs..2Mbps:1Mbps", "range's start: .*did you mean \"Mbps\""),
+                     ("a=abc..3", "is not a number with an optional unit"),
                      ("a=0.5..1", "give a step"), ("a=5..1", "upwards")]:
         with pytest.raises(SweepError, match=msg):
             parse_grid(bad)
+
+
+def test_a_bad_grid_value_is_reported_as_the_grids_before_any_run(tmp_path):
+    with pytest.raises(SweepError, match=r"--grid links.bottleneck.rate=10Mbs: .*did you mean") as e:
+        lasthop.sweep("dumbbell", ["links.bottleneck.rate=10Mbs,20Mbps"], out=tmp_path / "s")
+    assert "--set" not in str(e.value)
+    assert not (tmp_path / "s").exists()
 
 
 def _sweep(out, **kw):

@@ -84,8 +84,11 @@ class SeedsWithoutEffect(UserWarning):
 
 
 def parse_grid(spec: str) -> tuple[str, list[str]]:
-    """``path=v1,v2,...`` or ``path=start..stop:step`` (units allowed: ``14Mbps..22Mbps:2Mbps``;
-    integers may omit the step: ``1..4``). Values stay strings, as a user would write them."""
+    """``path=v1,v2,...`` or ``path=start..stop:step`` (units allowed, read by the core's unit
+    parser, so start, stop and step may use different prefixes of one unit:
+    ``500kbps..2Mbps:500kbps``; integers may omit the step: ``1..4``). The values of a range are
+    written in the unit of its start (``500kbps``, ``1000kbps``, ...). Values stay strings, as a
+    user would write them."""
     if "=" not in spec:
         raise SweepError(f"--grid {spec!r}: expected dotted.path=values, e.g. links.bottleneck.rate=10Mbps,20Mbps")
     path, rhs = (x.strip() for x in spec.split("=", 1))
@@ -98,32 +101,53 @@ def parse_grid(spec: str) -> tuple[str, list[str]]:
         return path, values
     lo_s, rest = rhs.split("..", 1)
     hi_s, _, step_s = rest.partition(":")
-    lo, hi = _NUM_UNIT.match(lo_s), _NUM_UNIT.match(hi_s)
-    if not lo or not hi:
-        raise SweepError(f"--grid {spec!r}: a range is start..stop[:step] with numbers, e.g. 14Mbps..22Mbps:2Mbps")
-    unit = lo.group(2) or hi.group(2)
-    if (lo.group(2) and hi.group(2) and lo.group(2) != hi.group(2)):
-        raise SweepError(f"--grid {spec!r}: start and stop must use the same unit")
-    a, b = float(lo.group(1)), float(hi.group(1))
+    lo, hi = (_range_end(spec, lo_s, "start"), _range_end(spec, hi_s, "stop"))
+    if lo.kind != hi.kind:
+        raise SweepError(f"--grid {spec!r}: start is a {lo.kind} and stop a {hi.kind}; valid: both of one kind")
     if step_s:
-        st = _NUM_UNIT.match(step_s)
-        if not st or (st.group(2) and st.group(2) != unit):
-            raise SweepError(f"--grid {spec!r}: the step must be a number in the same unit ({unit or 'none'})")
-        step = float(st.group(1))
-    elif a.is_integer() and b.is_integer():
-        step = 1.0
+        step = _range_end(spec, step_s, "step")
+        if step.kind != lo.kind:
+            raise SweepError(f"--grid {spec!r}: the step is a {step.kind}; valid: a {lo.kind} like start and stop")
+    elif _whole(lo.si / lo.scale) and _whole(hi.si / lo.scale):
+        step = _RangeEnd(lo.scale, lo.kind, lo.scale)  # one of the start's units
     else:
         raise SweepError(f"--grid {spec!r}: give a step for a non-integer range (start..stop:step)")
-    if step <= 0 or b < a:
+    if step.si <= 0 or hi.si < lo.si:
         raise SweepError(f"--grid {spec!r}: the range must go upwards with a positive step")
-    n = int(math.floor((b - a) / step + 1e-9)) + 1
+    n = int(math.floor((hi.si - lo.si) / step.si + 1e-9)) + 1
     if n > 10_000:
         raise SweepError(f"--grid {spec!r}: {n} values; more than 10 000 is surely a mistake")
     values = []
     for k in range(n):
-        text = f"{a + k * step:.9f}".rstrip("0").rstrip(".")
-        values.append(f"{text}{unit}")
+        text = f"{(lo.si + k * step.si) / lo.scale:.9f}".rstrip("0").rstrip(".")
+        values.append(f"{text}{lo.unit}")
     return path, values
+
+
+@dataclass(frozen=True)
+class _RangeEnd:
+    si: float           # the value in SI units (core's unit parser)
+    kind: str           # duration, rate, bytes, packets, number
+    scale: float        # SI units per unit as written (1000 for kbps, 1 for a bare number)
+    unit: str = ""      # the unit as written
+
+
+def _whole(x: float) -> bool:
+    return abs(x - round(x)) < 1e-9
+
+
+def _range_end(spec: str, text: str, which: str) -> _RangeEnd:
+    m = _NUM_UNIT.match(text)
+    if not m:
+        raise SweepError(f"--grid {spec!r}: the range's {which} {text.strip()!r} is not a number with an optional "
+                         "unit; valid: start..stop[:step], e.g. 14Mbps..22Mbps:2Mbps or 1..4")
+    try:
+        si, kind = _core.parse_quantity(text.strip())
+    except ValueError as e:
+        raise SweepError(f"--grid {spec!r}: the range's {which}: {e}") from None
+    unit = m.group(2)
+    scale = _core.parse_quantity("1" + unit)[0] if unit else 1.0
+    return _RangeEnd(si, kind, scale, unit)
 
 
 @dataclass(frozen=True)
@@ -153,6 +177,9 @@ def plan(scenario: Scenario, grids: list[tuple[str, list[str]]], seeds: int) -> 
     if total > MAX_RUNS:
         raise SweepError(f"{total} runs ({' × '.join(str(len(v)) for _, v in grids) or '1'} grid points × {seeds} seeds); "
                          f"valid: at most {MAX_RUNS}, more is surely a mistake")
+    for path, values in grids:
+        for v in values:
+            _check_grid_value(scenario, path, v)
     base_seed = scenario.seed
     runs = []
     for combo in itertools.product(*[[(p, v) for v in vals] for p, vals in grids]) if grids else [()]:
@@ -161,6 +188,15 @@ def plan(scenario: Scenario, grids: list[tuple[str, list[str]]], seeds: int) -> 
             sc = scenario.with_overrides(**{**dict(combo), "simulation.seed": seed})
             runs.append(RunSpec(len(runs), tuple(combo), seed, run_id_for(sc.resolved, seed)))
     return runs
+
+
+def _check_grid_value(scenario: Scenario, path: str, value: str) -> None:
+    """A grid value the scenario refuses is reported as the grid's, not as an override."""
+    try:
+        scenario.with_overrides(**{path: value}).resolved
+    except ValueError as e:
+        msg = str(e).replace(f"--set {path}={value}", f"--grid {path}={value}")
+        raise SweepError(msg) from None
 
 
 def _execute(text: str, file: str, overrides: dict[str, str], wall_limit_s: float | None = None) -> dict:
