@@ -2,11 +2,13 @@
 //! place. Everything of substance lives in `lasthop-sim`; the Python face is `python/lasthop`.
 
 use lasthop_core::units::{self, did_you_mean, QueueLimit, UnitError};
-use lasthop_sim::{Column, Scenario, Simulation};
+use lasthop_sim::{Column, Scenario, Simulation, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
+
+mod ditg;
 
 create_exception!(lasthop._core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, the field and what is valid.");
 create_exception!(lasthop._core, SimulationError, PyRuntimeError, "A run the engine's watchdog stopped: simulated time no longer advanced; the message names the entity.");
@@ -149,32 +151,38 @@ impl PySimulation {
     /// little-endian bytes ("f64"/"u64"); validity is bytes of 0/1 for nullable columns.
     fn output<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>)> {
         let out = self.sim.output();
-        let tables = PyList::empty(py);
-        for t in &out.tables {
-            let cols = PyList::empty(py);
-            for (name, c) in &t.columns {
-                let item: Bound<'py, PyTuple> = match c {
-                    Column::F64(v) => {
-                        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                        (name, "f64", PyBytes::new(py, &b), py.None()).into_pyobject(py)?
-                    }
-                    Column::OptF64(v) => {
-                        let b: Vec<u8> = v.iter().flat_map(|x| x.unwrap_or(0.0).to_le_bytes()).collect();
-                        let valid: Vec<u8> = v.iter().map(|x| x.is_some() as u8).collect();
-                        (name, "f64", PyBytes::new(py, &b), PyBytes::new(py, &valid)).into_pyobject(py)?
-                    }
-                    Column::U64(v) => {
-                        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                        (name, "u64", PyBytes::new(py, &b), py.None()).into_pyobject(py)?
-                    }
-                    Column::Str(v) => (name, "str", PyList::new(py, v)?, py.None()).into_pyobject(py)?,
-                };
-                cols.append(item)?;
-            }
-            tables.append((t.name.as_str(), cols))?;
-        }
-        Ok((out.report.to_json(), tables))
+        Ok((out.report.to_json(), tables_to_py(py, &out.tables)?))
     }
+}
+
+/// Tables as [(table name, [(column, kind, data, validity)])]: numeric data as little-endian
+/// bytes ("f64"/"u64"), validity as bytes of 0/1 for nullable columns.
+pub(crate) fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for t in tables {
+        let cols = PyList::empty(py);
+        for (name, c) in &t.columns {
+            let item: Bound<'py, PyTuple> = match c {
+                Column::F64(v) => {
+                    let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    (name, "f64", PyBytes::new(py, &b), py.None()).into_pyobject(py)?
+                }
+                Column::OptF64(v) => {
+                    let b: Vec<u8> = v.iter().flat_map(|x| x.unwrap_or(0.0).to_le_bytes()).collect();
+                    let valid: Vec<u8> = v.iter().map(|x| x.is_some() as u8).collect();
+                    (name, "f64", PyBytes::new(py, &b), PyBytes::new(py, &valid)).into_pyobject(py)?
+                }
+                Column::U64(v) => {
+                    let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    (name, "u64", PyBytes::new(py, &b), py.None()).into_pyobject(py)?
+                }
+                Column::Str(v) => (name, "str", PyList::new(py, v)?, py.None()).into_pyobject(py)?,
+            };
+            cols.append(item)?;
+        }
+        list.append((t.name.as_str(), cols))?;
+    }
+    Ok(list)
 }
 
 #[pymodule]
@@ -188,5 +196,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundled_names, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_class::<PySimulation>()?;
+    ditg::register(m)?;
     Ok(())
 }

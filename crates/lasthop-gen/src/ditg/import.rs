@@ -1,0 +1,372 @@
+//! D-ITG logs → lasthop's results: each flow's records fed to the core's
+//! [`FlowMeter`] (RFC 7679 delay, RFC 3393 IPDV, RFC 3550 and D-ITG jitter, RFC 7680 loss,
+//! percentiles), reported with the core's [`RunReport`] and tables, so `lasthop import-ditg`
+//! writes the same results directory as `lasthop run`.
+//!
+//! What it counts that ITGDec does not:
+//! - **tail loss**: with the sender's log (`-l`), every sequence number sent and never
+//!   received is lost, after the last received one too (ITGDec never compares the two logs).
+//!   With the receiver's log alone, loss is inferred from the gaps below the highest sequence
+//!   number received (ITGDec's count) and the summary says the tail is not counted;
+//! - duplicates are counted once (a second copy of a sequence number is not a packet received);
+//! - time of day is unwrapped: a flow across 00:00 UTC keeps positive delays (times more than
+//!   12 h before the first record are taken as the next day).
+//!
+//! Mapping: a flow is ITGDec's (flowId, addresses, ports), named `flow<id>` (plus
+//! `-<src>:<port>` when two flows share an id); `src`/`dst` are `address:port`. Time 0 is the
+//! earliest time in either log. A sent packet is a sender-log record at its tx time (a
+//! receiver-log record when there is no sender log); received at rx with the tx of the
+//! payload; a loss is timed at its send time (gaps of a receiver-only import at the tx of the
+//! record that revealed them). D-ITG logs L4 payload sizes: bytes sent/received add the UDP
+//! (8) or TCP (20, no options) and IPv4 (20) or IPv6 (40) headers; goodput counts payload.
+//! The log has no protocol field: the caller says it ([`ImportOptions::transport`]); a D-ITG
+//! "packet" of a TCP flow is one of its messages, not a segment. The active period of a flow is
+//! its first to its last send time.
+//!
+//! Memory: one meter per flow plus one bit per sequence number up to a flow's highest
+//! (refused above 2^30); the logs are streamed (read up to four times).
+
+use super::dec::FlowKey;
+use super::record::{LogReader, Record};
+use super::DitgError;
+use lasthop_core::metrics::{DropCause, FlowMeter};
+use lasthop_core::report::{delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table, Transport};
+use lasthop_core::{Duration, Time};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// How to import.
+#[derive(Clone, Copy, Debug)]
+pub struct ImportOptions {
+    /// Interval of the per-interval table.
+    pub interval: Duration,
+    /// The flows' transport protocol (D-ITG's log does not record it).
+    pub transport: Transport,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions { interval: Duration(100_000_000), transport: Transport::Udp }
+    }
+}
+
+/// The report and tables of an import (what the simulator's `output()` gives for a run).
+pub struct Imported {
+    pub report: RunReport,
+    pub tables: Vec<Table>,
+}
+
+/// Highest sequence number imported (one bit each per flow).
+const MAX_SEQ: u32 = 1 << 30;
+
+/// A set of sequence numbers, one bit each.
+#[derive(Default)]
+struct SeqSet(Vec<u64>);
+
+impl SeqSet {
+    fn contains(&self, s: u32) -> bool {
+        self.0.get(s as usize / 64).is_some_and(|w| w >> (s % 64) & 1 == 1)
+    }
+    /// Inserts; false if it was there.
+    fn insert(&mut self, s: u32) -> bool {
+        let i = s as usize / 64;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, 0);
+        }
+        let had = self.0[i] >> (s % 64) & 1 == 1;
+        self.0[i] |= 1 << (s % 64);
+        !had
+    }
+}
+
+/// One flow being imported.
+struct FlowIn {
+    key: FlowKey,
+    meter: FlowMeter,
+    sent: SeqSet,
+    received: SeqSet,
+    /// Receiver-only: sequence ranges found missing, with the time they were found.
+    gaps: Vec<(u32, u32, Time)>,
+    max_seq: u32,
+    first_tx: Option<Time>,
+    last_tx: Time,
+    duplicates: u64,
+    not_in_sender_log: u64,
+}
+
+/// Seconds of the day → nanoseconds since the import's time 0 (time of day unwrapped around
+/// the first record's).
+#[derive(Clone, Copy)]
+struct Clock {
+    first: f64,
+    origin: f64,
+}
+
+impl Clock {
+    fn unwrap(&self, s: f64) -> f64 {
+        let d = s - self.first;
+        if d < -43200.0 {
+            d + 86400.0
+        } else if d > 43200.0 {
+            d - 86400.0
+        } else {
+            d
+        }
+    }
+    fn at(&self, s: f64) -> Time {
+        Time(((self.unwrap(s) - self.origin) * 1e9).round().max(0.0) as u64)
+    }
+}
+
+fn each_record(path: &Path, mut f: impl FnMut(&Record) -> Result<(), DitgError>) -> Result<(), DitgError> {
+    for r in LogReader::open(path)? {
+        let r = r?;
+        if r.itgdec_valid() && r.tx.second.is_finite() && r.rx.second.is_finite() {
+            f(&r)?;
+        }
+    }
+    Ok(())
+}
+
+fn header_bytes(r: &Record, transport: Transport) -> u32 {
+    let ip = if r.src_addr.text_bytes().contains(&b':') { 40 } else { 20 };
+    ip + match transport {
+        Transport::Udp => 8,
+        Transport::Tcp => 20,
+    }
+}
+
+struct Importer {
+    opts: ImportOptions,
+    clock: Clock,
+    flows: Vec<FlowIn>,
+    index: BTreeMap<FlowKey, usize>,
+    records: u64,
+}
+
+impl Importer {
+    fn flow(&mut self, r: &Record, path: &Path) -> Result<&mut FlowIn, DitgError> {
+        if r.seq > MAX_SEQ {
+            return Err(DitgError::Argument(format!(
+                "{}: sequence number {} of flow {}: lasthop imports sequence numbers up to {MAX_SEQ}",
+                path.display(),
+                r.seq,
+                r.flow_id
+            )));
+        }
+        let key = FlowKey::of(r);
+        let i = *self.index.entry(key).or_insert(self.flows.len());
+        if i == self.flows.len() {
+            self.flows.push(FlowIn {
+                key,
+                meter: FlowMeter::new(self.opts.interval),
+                sent: SeqSet::default(),
+                received: SeqSet::default(),
+                gaps: Vec::new(),
+                max_seq: 0,
+                first_tx: None,
+                last_tx: Time(0),
+                duplicates: 0,
+                not_in_sender_log: 0,
+            });
+        }
+        Ok(&mut self.flows[i])
+    }
+
+    fn note_tx(f: &mut FlowIn, tx: Time) {
+        f.first_tx = Some(f.first_tx.map_or(tx, |t| t.min(tx)));
+        f.last_tx = f.last_tx.max(tx);
+    }
+
+    fn sender_pass(&mut self, path: &Path) -> Result<(), DitgError> {
+        let (clock, transport) = (self.clock, self.opts.transport);
+        each_record(path, |r| {
+            self.records += 1;
+            let f = self.flow(r, path)?;
+            if f.sent.insert(r.seq) {
+                let tx = clock.at(r.tx.seconds_of_day());
+                f.meter.on_sent(tx, r.size + header_bytes(r, transport));
+                Self::note_tx(f, tx);
+            }
+            Ok(())
+        })
+    }
+
+    fn receiver_pass(&mut self, path: &Path, with_sender: bool) -> Result<(), DitgError> {
+        let (clock, transport) = (self.clock, self.opts.transport);
+        each_record(path, |r| {
+            self.records += 1;
+            let f = self.flow(r, path)?;
+            if !f.received.insert(r.seq) {
+                f.duplicates += 1;
+                return Ok(());
+            }
+            let (tx, rx) = (clock.at(r.tx.seconds_of_day()), clock.at(r.rx.seconds_of_day()));
+            let bytes = r.size + header_bytes(r, transport);
+            if !f.sent.contains(r.seq) {
+                // Receiver-only, or a packet the sender's log lacks: it was sent, at tx.
+                f.sent.insert(r.seq);
+                f.meter.on_sent(tx, bytes);
+                Self::note_tx(f, tx);
+                f.not_in_sender_log += with_sender as u64;
+                if !with_sender && r.seq > f.max_seq.saturating_add(1) {
+                    f.gaps.push((f.max_seq + 1, r.seq - 1, tx));
+                }
+            }
+            f.max_seq = f.max_seq.max(r.seq);
+            f.meter.on_received(rx, tx, r.seq, bytes);
+            f.meter.on_delivered(rx, r.size as u64);
+            Ok(())
+        })
+    }
+
+    /// With the sender's log: every packet sent and not received is lost, at its send time.
+    fn loss_pass(&mut self, path: &Path) -> Result<(), DitgError> {
+        let clock = self.clock;
+        each_record(path, |r| {
+            let f = self.flow(r, path)?;
+            if !f.received.contains(r.seq) && f.received.insert(r.seq) {
+                // (inserted so that a sequence number the sender logged twice is lost once)
+                f.meter.on_dropped(clock.at(r.tx.seconds_of_day()), DropCause::Link);
+            }
+            Ok(())
+        })
+    }
+
+    /// Receiver only: the gaps still open are lost (sent and dropped at the time found; their
+    /// size is unknown, so they add no bytes).
+    fn close_gaps(&mut self) {
+        for f in &mut self.flows {
+            for &(from, to, t) in &f.gaps {
+                for s in from..=to {
+                    if f.sent.insert(s) {
+                        f.meter.on_sent(t, 0);
+                        f.meter.on_dropped(t, DropCause::Link);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Time 0 and the end of the import: the earliest and latest time of any valid record.
+fn clock_of(logs: &[&Path]) -> Result<(Clock, f64), DitgError> {
+    let mut first: Option<f64> = None;
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for path in logs {
+        each_record(path, |r| {
+            let (tx, rx) = (r.tx.seconds_of_day(), r.rx.seconds_of_day());
+            let c = Clock { first: *first.get_or_insert(tx), origin: 0.0 };
+            for t in [c.unwrap(tx), c.unwrap(rx)] {
+                lo = lo.min(t);
+                hi = hi.max(t);
+            }
+            Ok(())
+        })?;
+    }
+    match first {
+        Some(first) => Ok((Clock { first, origin: lo }, hi - lo)),
+        None => Err(DitgError::Argument(format!(
+            "{}: no record to import (the log is empty or every record has an invalid time)",
+            logs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+/// Imports a sender log (`-l`) and/or a receiver log (`-x`); at least one.
+pub fn import_logs(sender: Option<&Path>, receiver: Option<&Path>, opts: &ImportOptions) -> Result<Imported, DitgError> {
+    let logs: Vec<&Path> = sender.into_iter().chain(receiver).collect();
+    if logs.is_empty() {
+        return Err(DitgError::Argument("import needs a sender log, a receiver log or both".into()));
+    }
+    let (clock, span_s) = clock_of(&logs)?;
+    let mut im = Importer { opts: *opts, clock, flows: Vec::new(), index: BTreeMap::new(), records: 0 };
+    if let Some(s) = sender {
+        im.sender_pass(s)?;
+    }
+    if let Some(r) = receiver {
+        im.receiver_pass(r, sender.is_some())?;
+    }
+    match sender {
+        Some(s) if receiver.is_some() => im.loss_pass(s)?,
+        _ => im.close_gaps(),
+    }
+    let end = Time((span_s * 1e9).round() as u64);
+    Ok(report(im, sender, receiver, end, span_s))
+}
+
+fn flow_names(flows: &[FlowIn]) -> Vec<String> {
+    let mut per_id: BTreeMap<u32, usize> = BTreeMap::new();
+    for f in flows {
+        *per_id.entry(f.key.flow_id).or_default() += 1;
+    }
+    flows
+        .iter()
+        .map(|f| match per_id[&f.key.flow_id] {
+            1 => format!("flow{}", f.key.flow_id),
+            _ => format!("flow{}-{}:{}", f.key.flow_id, f.key.src_addr.text(), f.key.src_port),
+        })
+        .collect()
+}
+
+fn report(im: Importer, sender: Option<&Path>, receiver: Option<&Path>, end: Time, span_s: f64) -> Imported {
+    let names = flow_names(&im.flows);
+    let mut intervals = IntervalColumns::default();
+    let mut reports = Vec::with_capacity(im.flows.len());
+    let mut notes = serde_json::Map::new();
+    for (f, name) in im.flows.iter().zip(&names) {
+        let start = f.first_tx.unwrap_or(Time(0));
+        let active = f.last_tx.since(start);
+        let reverse = ReverseSummary::from(&FlowMeter::light(im.opts.interval).summary(active));
+        for row in f.meter.interval_rows(end) {
+            intervals.push(name, row);
+        }
+        reports.push(FlowReport {
+            name: name.clone(),
+            transport: im.opts.transport,
+            src: format!("{}:{}", f.key.src_addr.text(), f.key.src_port),
+            dst: format!("{}:{}", f.key.dst_addr.text(), f.key.dst_port),
+            start_s: start.as_secs_f64(),
+            stop_s: f.last_tx.as_secs_f64(),
+            forward: f.meter.summary(active),
+            reverse,
+            connection: None,
+        });
+        notes.insert(
+            name.clone(),
+            json!({"flow_id": f.key.flow_id, "duplicates": f.duplicates, "received_not_in_sender_log": f.not_in_sender_log}),
+        );
+    }
+    let both = sender.is_some() && receiver.is_some();
+    let configuration = json!({
+        "world": "measure",
+        "source": "D-ITG 2.8.1 binary logs",
+        "sender_log": sender.map(|p| p.display().to_string()),
+        "receiver_log": receiver.map(|p| p.display().to_string()),
+        "tail_loss_counted": both,
+        "loss": if both {
+            "sent (sender log) minus received (receiver log), after the last received packet too"
+        } else if receiver.is_some() {
+            "gaps below the highest sequence number received (ITGDec's count); loss after the last received packet is not counted"
+        } else {
+            "sender log only: nothing is known to be received"
+        },
+        "bytes": "D-ITG payload sizes plus UDP/TCP and IPv4/IPv6 headers; goodput counts payload",
+        "time_origin_s_of_day": im.clock.first + im.clock.origin,
+        "flows": notes,
+    });
+    let tables_cdf = delay_cdf_table(im.flows.iter().zip(&names).map(|(f, n)| (n.as_str(), &f.meter)));
+    let report = RunReport {
+        header: RunHeader { scenario: configuration, seed: 0, simulated_s: span_s, events_processed: im.records, packets_in_network_at_end: 0 },
+        flows: reports,
+        links: Vec::new(),
+        wlans: Vec::new(),
+        wcdma: Vec::new(),
+        sap_law: Vec::new(),
+        snoop: Vec::new(),
+        error_generators: Vec::new(),
+        hosts: Vec::new(),
+    };
+    Imported { report, tables: vec![intervals.into_table(), tables_cdf] }
+}
