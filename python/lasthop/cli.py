@@ -404,6 +404,66 @@ def export(
         console.print(Text(f"{directory}: no finished run to export"))
 
 
+@app.command("ditg-dec")
+def ditg_dec(
+    log: Path = typer.Argument(..., help="A D-ITG binary log (ITGSend -l, ITGRecv -x, ITGLog)."),
+    out_file: Optional[Path] = typer.Argument(None, help="With -c: the time-series file (default: combined_stats.dat)."),
+    interval: Optional[float] = typer.Option(None, "-c", help="Write ITGDec's combined time series (Time Bitrate Delay Jitter Loss) every MS milliseconds.", metavar="MS"),
+    verbose: bool = typer.Option(False, "-v", help="Print the summary also with -c (as ITGDec -v)."),
+) -> None:
+    """Decode a D-ITG log as ITGDec 2.8.1 does: its summary, every printed number identical
+    (its banner lines left out); `-c MS [OUT]` writes its combined_stats.dat. As with ITGDec, -c
+    alone prints no summary."""
+    from lasthop.ditg import DitgLogError, decode
+
+    if out_file is not None and interval is None:
+        raise _error(f"{out_file}: an output file is for the -c time series; give -c MS")
+    try:
+        text = decode(log, interval, out_file)
+    except DitgLogError as e:
+        raise _error(e)
+    if interval is None or verbose:
+        sys.stdout.write(text)
+
+
+@app.command("import-ditg")
+def import_ditg(
+    logs: List[Path] = typer.Argument(..., help="SEND.log [RECV.log]: the sender's log (ITGSend -l) and the receiver's (-x)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Results directory (the layout of `lasthop run`)."),
+    receiver_only: bool = typer.Option(False, "--receiver-only", help="The one log given is the receiver's (loss only from sequence gaps, no tail loss)."),
+    interval: str = typer.Option("100ms", "--interval", help="Interval of intervals.parquet."),
+    transport: str = typer.Option("udp", "--transport", help="The flows' protocol, udp or tcp (D-ITG's log does not record it)."),
+    force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
+) -> None:
+    """Turn D-ITG binary logs into a lasthop results directory (summary.json, flows.parquet,
+    intervals.parquet) computed by lasthop's own meters. With both logs, packets lost after the
+    last one received count too (ITGDec never counts them)."""
+    from lasthop.ditg import DitgLogError, import_logs
+
+    if not 1 <= len(logs) <= 2 or (receiver_only and len(logs) != 1):
+        raise _error("give SEND.log RECV.log, SEND.log alone, or RECV.log with --receiver-only")
+    if transport not in ("udp", "tcp"):
+        raise _error(f"--transport {transport!r}: expected udp or tcp")
+    try:
+        value, kind = _core.parse_quantity(interval)
+    except ValueError as e:
+        raise _error(f"--interval: {e}")
+    if kind != "duration":
+        raise _error(f"--interval {interval!r}: expected a duration such as 100ms")
+    sender, receiver = (None, logs[0]) if receiver_only else (logs[0], logs[1] if len(logs) == 2 else None)
+    try:
+        check_output(out, "run", force)
+        res = import_logs(sender, receiver, interval_s=value, transport=transport, out=out, force=force)
+    except (*USER_ERRORS, DitgLogError) as e:
+        raise _error(e)
+    if not quiet:
+        print_summary(res)
+    if receiver is None:
+        console.print(Text("sender log only: nothing is known to have been received; give the receiver's log (-x) too"))
+    console.print(Text(f"results: {out}/ (summary.json, flows.parquet, intervals.parquet)"))
+
+
 def _results_dir(directory: Path) -> Path:
     """`directory` if lasthop wrote it (a run or a sweep), else the error: what it is, and the
     directory meant if the name is misspelt."""

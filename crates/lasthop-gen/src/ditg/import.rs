@@ -23,8 +23,9 @@
 //! "packet" of a TCP flow is one of its messages, not a segment. The active period of a flow is
 //! its first to its last send time.
 //!
-//! Memory: one meter per flow plus one bit per sequence number up to a flow's highest
-//! (refused above 2^30); the logs are streamed (read up to four times).
+//! Memory: one meter per flow plus one bit per sequence number seen (in 8 KB blocks); the logs
+//! are streamed (read up to four times). A receiver-only import infers at most 2^26 lost
+//! packets per flow (each goes through the meter); beyond, it asks for the sender's log.
 
 use super::dec::FlowKey;
 use super::record::{LogReader, Record};
@@ -57,25 +58,28 @@ pub struct Imported {
     pub tables: Vec<Table>,
 }
 
-/// Highest sequence number imported (one bit each per flow).
-const MAX_SEQ: u32 = 1 << 30;
+/// Most packets a receiver-only import infers lost in one flow (each is fed to the meter).
+const MAX_GAP_PACKETS: u64 = 1 << 26;
 
-/// A set of sequence numbers, one bit each.
+/// A set of sequence numbers: one bit each, in blocks of 2^16 allocated where used (a stray
+/// sequence number of 4·10^9 costs one block and a 0.5 MB index, not 512 MB).
 #[derive(Default)]
-struct SeqSet(Vec<u64>);
+struct SeqSet(Vec<Option<Box<[u64; 1024]>>>);
 
 impl SeqSet {
     fn contains(&self, s: u32) -> bool {
-        self.0.get(s as usize / 64).is_some_and(|w| w >> (s % 64) & 1 == 1)
+        let (b, w, bit) = ((s >> 16) as usize, (s as usize & 0xFFFF) / 64, s % 64);
+        self.0.get(b).and_then(|x| x.as_ref()).is_some_and(|x| x[w] >> bit & 1 == 1)
     }
     /// Inserts; false if it was there.
     fn insert(&mut self, s: u32) -> bool {
-        let i = s as usize / 64;
-        if i >= self.0.len() {
-            self.0.resize(i + 1, 0);
+        let (b, w, bit) = ((s >> 16) as usize, (s as usize & 0xFFFF) / 64, s % 64);
+        if b >= self.0.len() {
+            self.0.resize_with(b + 1, || None);
         }
-        let had = self.0[i] >> (s % 64) & 1 == 1;
-        self.0[i] |= 1 << (s % 64);
+        let block = self.0[b].get_or_insert_with(|| Box::new([0; 1024]));
+        let had = block[w] >> bit & 1 == 1;
+        block[w] |= 1 << bit;
         !had
     }
 }
@@ -88,6 +92,7 @@ struct FlowIn {
     received: SeqSet,
     /// Receiver-only: sequence ranges found missing, with the time they were found.
     gaps: Vec<(u32, u32, Time)>,
+    gap_packets: u64,
     max_seq: u32,
     first_tx: Option<Time>,
     last_tx: Time,
@@ -146,15 +151,7 @@ struct Importer {
 }
 
 impl Importer {
-    fn flow(&mut self, r: &Record, path: &Path) -> Result<&mut FlowIn, DitgError> {
-        if r.seq > MAX_SEQ {
-            return Err(DitgError::Argument(format!(
-                "{}: sequence number {} of flow {}: lasthop imports sequence numbers up to {MAX_SEQ}",
-                path.display(),
-                r.seq,
-                r.flow_id
-            )));
-        }
+    fn flow(&mut self, r: &Record) -> &mut FlowIn {
         let key = FlowKey::of(r);
         let i = *self.index.entry(key).or_insert(self.flows.len());
         if i == self.flows.len() {
@@ -164,6 +161,7 @@ impl Importer {
                 sent: SeqSet::default(),
                 received: SeqSet::default(),
                 gaps: Vec::new(),
+                gap_packets: 0,
                 max_seq: 0,
                 first_tx: None,
                 last_tx: Time(0),
@@ -171,7 +169,7 @@ impl Importer {
                 not_in_sender_log: 0,
             });
         }
-        Ok(&mut self.flows[i])
+        &mut self.flows[i]
     }
 
     fn note_tx(f: &mut FlowIn, tx: Time) {
@@ -183,7 +181,7 @@ impl Importer {
         let (clock, transport) = (self.clock, self.opts.transport);
         each_record(path, |r| {
             self.records += 1;
-            let f = self.flow(r, path)?;
+            let f = self.flow(r);
             if f.sent.insert(r.seq) {
                 let tx = clock.at(r.tx.seconds_of_day());
                 f.meter.on_sent(tx, r.size + header_bytes(r, transport));
@@ -197,7 +195,7 @@ impl Importer {
         let (clock, transport) = (self.clock, self.opts.transport);
         each_record(path, |r| {
             self.records += 1;
-            let f = self.flow(r, path)?;
+            let f = self.flow(r);
             if !f.received.insert(r.seq) {
                 f.duplicates += 1;
                 return Ok(());
@@ -211,6 +209,17 @@ impl Importer {
                 Self::note_tx(f, tx);
                 f.not_in_sender_log += with_sender as u64;
                 if !with_sender && r.seq > f.max_seq.saturating_add(1) {
+                    f.gap_packets += (r.seq - f.max_seq - 1) as u64;
+                    if f.gap_packets > MAX_GAP_PACKETS {
+                        return Err(DitgError::Argument(format!(
+                            "{}: flow {} skips {} sequence numbers (up to {}): more than the {MAX_GAP_PACKETS} lost packets \
+                             a receiver-only import infers; give the sender's log too",
+                            path.display(),
+                            r.flow_id,
+                            f.gap_packets,
+                            r.seq
+                        )));
+                    }
                     f.gaps.push((f.max_seq + 1, r.seq - 1, tx));
                 }
             }
@@ -225,7 +234,7 @@ impl Importer {
     fn loss_pass(&mut self, path: &Path) -> Result<(), DitgError> {
         let clock = self.clock;
         each_record(path, |r| {
-            let f = self.flow(r, path)?;
+            let f = self.flow(r);
             if !f.received.contains(r.seq) && f.received.insert(r.seq) {
                 // (inserted so that a sequence number the sender logged twice is lost once)
                 f.meter.on_dropped(clock.at(r.tx.seconds_of_day()), DropCause::Link);
@@ -292,7 +301,8 @@ pub fn import_logs(sender: Option<&Path>, receiver: Option<&Path>, opts: &Import
         Some(s) if receiver.is_some() => im.loss_pass(s)?,
         _ => im.close_gaps(),
     }
-    let end = Time((span_s * 1e9).round() as u64);
+    // One past the last event, so that its interval is reported.
+    let end = Time((span_s * 1e9).round() as u64 + 1);
     Ok(report(im, sender, receiver, end, span_s))
 }
 
