@@ -239,3 +239,19 @@ def test_live_ditg_on_loopback_matches_itgdec(tmp_path):
         subprocess.run(["ITGDec", log, "-c", "50", "itg.dat"], cwd=tmp_path, capture_output=True, check=True)
         decode(tmp_path / log, 50, tmp_path / "lh.dat")
         assert (tmp_path / "lh.dat").read_text() == (tmp_path / "itg.dat").read_text()
+
+
+def test_import_unwraps_midnight_and_counts_duplicates_once():
+    # edge-midnight (make_edge_logs.py): delays 10, 10, 10.5, 10 ms, the last two received
+    # after 00:00 UTC; ITGDec prints a minimum delay of -86399.989500 s for it.
+    f = import_logs(None, DATA / "edge-midnight.log").summary["flows"][0]
+    assert f["delay_ms"]["min"] == pytest.approx(10.0) and f["delay_ms"]["max"] == pytest.approx(10.5)
+    assert f["delay_ms"]["mean"] == pytest.approx(10.125)
+    assert "-86399.989500" in (DATA / "edge-midnight.log.itgdec.txt").read_text()
+    # edge-seq, flow 1: records 1 2 4 3 3 6 7 9 10 10 12 (13 is an error line): 9 distinct,
+    # 2 duplicates, 5, 8 and 11 lost below the highest; ITGDec counts the 11 records.
+    res = import_logs(None, DATA / "edge-seq.log")
+    f1 = res.flow("flow1")
+    assert (f1["received_packets"], f1["lost_packets"], f1["sent_packets"]) == (9, 3, 12)
+    assert res.summary["scenario"]["flows"]["flow1"]["duplicates"] == 2
+    assert "Total packets            =            11" in (DATA / "edge-seq.log.itgdec.txt").read_text()
