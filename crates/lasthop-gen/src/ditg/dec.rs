@@ -25,8 +25,11 @@
 //! ITGDec's "error lines": counted and otherwise ignored.
 //!
 //! Memory is one entry per flow; records are streamed. Not reproduced: ITGDec's banner lines
-//! (version, compile-time options), its stderr spinner, and its options other than the
-//! summary and `-c` (see [`super::series`]).
+//! (version, compile-time options), its stderr spinner, its options other than the summary
+//! and `-c` (see [`super::series`]), its silent dropping of a truncated last record (lasthop
+//! refuses the file), and address bytes that are not UTF-8 (printed as U+FFFD, ITGDec prints
+//! them raw). The NaN signs of garbage records (a NaN second passes ITGDec's checks) are not
+//! chased: the deliberate 0/0 cases (empty log, single-record series) print `-nan` as it does.
 
 use super::cfmt::{self, div};
 use super::record::{Addr, Record};
