@@ -85,6 +85,9 @@ def main():
         (HERE / f"{name}.log.itgdec.txt").write_text(out)
         if name not in NO_SERIES:
             subprocess.run([itgdec, log.name, "-c", "100", f"{name}.log.combined_100.dat"], cwd=HERE, capture_output=True, check=True)
+            series = HERE / f"{name}.log.combined_100.dat"
+            if series.stat().st_size > 1_000_000:  # a day of 100 ms lines: kept xz-compressed
+                subprocess.run(["xz", "-9", "-f", series.name], cwd=HERE, check=True)
 
 
 if __name__ == "__main__":
