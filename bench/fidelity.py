@@ -132,9 +132,9 @@ def dumbbell_sections(res: dict) -> tuple[list[str], dict]:
         def mm(v, k, s=1.0):
             return np.mean([x[k] for x in mets[v]]) * s
 
-        L.append(f"| {case.label} | {mm('lasthop', 'delay_ms_mean'):.2f} / {mm('ns3', 'delay_ms_mean'):.2f} | "
-                 f"{mm('lasthop', 'delay_ms_p99'):.2f} / {mm('ns3', 'delay_ms_p99'):.2f} | "
-                 f"{mm('lasthop', 'jitter_ms_mean'):.3f} / {mm('ns3', 'jitter_ms_mean'):.3f} | "
+        L.append(f"| {case.label} | {mm('lasthop', 'delay_mean_ms'):.2f} / {mm('ns3', 'delay_mean_ms'):.2f} | "
+                 f"{mm('lasthop', 'delay_p99_ms'):.2f} / {mm('ns3', 'delay_p99_ms'):.2f} | "
+                 f"{mm('lasthop', 'jitter_mean_ms'):.3f} / {mm('ns3', 'jitter_mean_ms'):.3f} | "
                  f"{mm('lasthop', 'loss_ratio', 100):.2f} / {mm('ns3', 'loss_ratio', 100):.2f} |")
     L += ["", "ns-3 without SACK per seed (note B): goodput after 10 s in Mb/s and, in brackets, the share of its "
           f"segments that were retransmissions; a run above {DUP_MODE_SHARE:.0%} is in the duplicate-resending mode. "
@@ -189,9 +189,9 @@ def home_sections(res: dict) -> tuple[list[str], dict]:
         for key, label, scale, dig, judged in (
                 ("throughput_rx_bps", "throughput kb/s", 1e3, 1, True),
                 ("loss_ratio", "loss %", 0.01, 3, False),
-                ("delay_ms_mean", "delay mean ms", 1, 2, False),
-                ("delay_ms_p99", "delay p99 ms", 1, 2, False),
-                ("jitter_ms_mean", "jitter ms", 1, 3, False)):
+                ("delay_mean_ms", "delay mean ms", 1, 2, False),
+                ("delay_p99_ms", "delay p99 ms", 1, 2, False),
+                ("jitter_mean_ms", "jitter ms", 1, 3, False)):
             a = mean_ci([x[key] for x in m["lasthop"]])
             b = mean_ci([x[key] for x in m["ns3"]])
             r = ratio(a[0], b[0])
@@ -327,7 +327,7 @@ def fill_notes(db: dict, db_verdicts: dict) -> str:
         n05=ndup.get(0.005, 0), n1=ndup.get(0.01, 0), n2=ndup.get(0.02, 0),
         normal_range=f"{max(normal) * 100:.1f} %" if normal else "—",
         c_lh=f"{gp(c0s, 'lasthop') / 1e6:.3f}", c_n3=f"{gp(c0s, 'ns3') / 1e6:.3f}",
-        c_delay=f"{voice(c0s, 'lasthop', 'delay_ms_mean'):.1f} ms in lasthop, {voice(c0s, 'ns3', 'delay_ms_mean'):.1f} ms in ns-3",
+        c_delay=f"{voice(c0s, 'lasthop', 'delay_mean_ms'):.1f} ms in lasthop, {voice(c0s, 'ns3', 'delay_mean_ms'):.1f} ms in ns-3",
         f_lh=f"{tmo('lasthop'):.1f}", f_n3=f"{tmo('ns3'):.1f}", f_hw=f"{tmo('half_window'):.1f}",
         f_ratio=f"{db_verdicts[c2][1]:.3f}",
         f_rec=f"{where['recovery'] / total:.0%}", f_open=f"{where['open'] / total:.0%}",
@@ -368,8 +368,8 @@ def fill_home_notes(hm: dict) -> str:
 
     tput = max(abs(m("lasthop", n, "throughput_rx_bps") / m("ns3", n, "throughput_rx_bps") - 1) for n in names)
     loss = max(max(m(v, n, "loss_ratio") for n in names) for v in ("lasthop", "ns3")) * 100
-    delay = [abs(m("lasthop", n, "delay_ms_mean") - m("ns3", n, "delay_ms_mean")) for n in names]
-    jit = [m("lasthop", n, "jitter_ms_mean") / m("ns3", n, "jitter_ms_mean") for n in names]
+    delay = [abs(m("lasthop", n, "delay_mean_ms") - m("ns3", n, "delay_mean_ms")) for n in names]
+    jit = [m("lasthop", n, "jitter_mean_ms") / m("ns3", n, "jitter_mean_ms") for n in names]
     g = [(i + 1, x["ftp"]["goodput_bps"], y["ftp"]["goodput_bps"], z["ftp"]["goodput_bps"])
          for i, (x, y, z) in enumerate(zip(hm["lasthop"], hm["ns3"], hm["half_window"]))]
     worst = max(g, key=lambda t: abs(t[1] / t[2] - 1))

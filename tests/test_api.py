@@ -4,6 +4,7 @@ import json
 import tomllib
 
 import jsonschema
+import pandas as pd
 import pytest
 
 import lasthop
@@ -44,7 +45,7 @@ def test_summary_has_the_fields_the_issue_promises(default_run):
 def test_dataframes(default_run):
     flows = default_run.flows
     assert list(flows["name"]) == ["bulk", "voice"]
-    assert "delay_ms_p99" in flows.columns and "lost_by_cause_queue_drop" in flows.columns
+    assert "delay_p99_ms" in flows.columns and "lost_by_cause_queue_drop_packets" in flows.columns
     iv = default_run.intervals
     # 30 s in 100 ms bins = 300 rows per flow.
     assert (iv.groupby("flow").size() == 300).all()
@@ -107,3 +108,35 @@ def test_every_bundled_scenario_loads_runs_and_matches_its_file(name, root):
     res = lasthop.run(name, duration="3s")
     assert res.summary["simulated_s"] == 3.0
     assert len(res.flows) == len(res.summary["scenario"]["flows"])
+
+
+def test_flow_and_interval_columns_name_things_alike(default_run, tmp_path):
+    # The naming rule of lasthop.results: summary path joined with "_", the unit last; the
+    # per-interval series of a flow metric carries the same name in intervals.parquet.
+    flows, iv = default_run.flows, default_run.intervals
+    for column in ["delay_mean_ms", "delay_max_ms", "jitter_mean_ms", "jitter_max_ms", "goodput_bps", "lost_packets"]:
+        assert column in flows.columns and column in iv.columns, column
+    voice = default_run.flow("voice")
+    row = flows.set_index("name").loc["voice"]
+    assert row["delay_p99_ms"] == voice["delay_ms"]["p99"]
+    assert pd.isna(row["reverse_delay_mean_ms"])  # UDP: nothing comes back
+    assert row["lost_by_cause_in_flight_at_end_packets"] == voice["lost_by_cause"]["in_flight_at_end"]
+    assert not [c for c in flows.columns if "_ms_" in c or c.endswith("_by_cause")]
+
+
+def test_counters_are_integers_in_every_table(default_run, tmp_path):
+    # bulk is TCP and voice UDP: voice has no tcp_* values, and those columns stay integers
+    # (pandas' nullable Int64) instead of becoming floats with NaN.
+    flows = default_run.flows
+    assert str(flows["sent_packets"].dtype) == "int64"
+    assert str(flows["tcp_timeouts"].dtype) == "Int64"
+    assert flows.set_index("name")["tcp_timeouts"].isna().to_dict() == {"bulk": False, "voice": True}
+    out = default_run.write(tmp_path / "r")
+    on_disk = pd.read_parquet(out / "flows.parquet")
+    assert on_disk.dtypes.to_dict() == flows.dtypes.to_dict()
+    assert on_disk.equals(flows)
+    iv = pd.read_parquet(out / "intervals.parquet")
+    counters = [c for c in [*flows.columns, *iv.columns] if c.endswith(("_packets", "_bytes"))]
+    for c in counters:
+        column = flows[c] if c in flows else iv[c]
+        assert pd.api.types.is_integer_dtype(column.dtype), (c, column.dtype)

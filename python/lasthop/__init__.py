@@ -2,7 +2,7 @@
 
     >>> import lasthop
     >>> res = lasthop.run("scenarios/dumbbell.toml", seed=3)
-    >>> res.flows[["name", "goodput_bps", "delay_ms_p99"]]
+    >>> res.flows[["name", "goodput_bps", "delay_p99_ms"]]
 
 The simulator is written in Rust (``lasthop._core``); this package is its Python face: scenarios,
 results as pandas DataFrames, the ``lasthop`` command line.

@@ -326,7 +326,7 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
 def compare(
     directories: List[Path] = typer.Argument(..., help="Results directories of lasthop run or lasthop sweep."),
     metric: List[str] = typer.Option([], "--metric", "-m", help="A flow metric (a column of flows.parquet), repeatable; "
-                                     "default goodput_bps, delay_ms_p99, jitter_ms_p99, loss_ratio."),
+                                     "default goodput_bps, delay_p99_ms, jitter_p99_ms, loss_ratio."),
     flow: List[str] = typer.Option([], "--flow", help="Only this flow (repeatable)."),
     out: Path = typer.Option(Path("results") / "compare", "--out", "-o", help="Where compare.html and figures/ go."),
     csv: Optional[Path] = typer.Option(None, "--csv", help="Also write the table (one row per directory, grid point, flow and metric) as CSV."),

@@ -3,7 +3,7 @@ plots — a table of chosen per-flow metrics and overlay figures.
 
 A run contributes its flows' values (summary.json); a sweep one row per grid point and flow, the
 mean over its seeds with the 95 % interval (Student t, as ``lasthop sweep`` reports). Metrics are
-the numeric columns of flows.parquet (``goodput_bps``, ``delay_ms_p99``, ``loss_ratio``, ...),
+the numeric columns of flows.parquet (``goodput_bps``, ``delay_p99_ms``, ``loss_ratio``, ...),
 matched between directories by flow name. Figures (``<out>/figures/``, and ``compare.html``):
 per metric, bars per flow with one bar per directory (and grid point), or — when every directory
 is a sweep over the same first parameter — the metric against that parameter, one line per
@@ -27,13 +27,14 @@ from lasthop.quantities import SI_SUFFIX
 
 pd = LazyModule("pandas")
 
-DEFAULT_METRICS = ("goodput_bps", "delay_ms_p99", "jitter_ms_p99", "loss_ratio")
-# A flow metric of summary.json and the column of intervals.parquet that is its time series.
+DEFAULT_METRICS = ("goodput_bps", "delay_p99_ms", "jitter_p99_ms", "loss_ratio")
+# A flow metric of flows.parquet and the column of intervals.parquet that is its time series:
+# the same name (lasthop.results names both tables alike), but for the packet counts, which the
+# intervals table names by direction.
 INTERVAL_COLUMN = {
-    "goodput_bps": "goodput_bps", "throughput_rx_bps": "throughput_rx_bps", "throughput_tx_bps": "throughput_tx_bps",
-    "delay_ms_mean": "delay_mean_ms", "delay_ms_max": "delay_max_ms", "jitter_ms_mean": "jitter_mean_ms",
-    "jitter_ms_max": "jitter_max_ms", "lost_packets": "lost_packets", "received_packets": "rx_packets",
-    "sent_packets": "tx_packets",
+    **{c: c for c in ("goodput_bps", "throughput_rx_bps", "throughput_tx_bps", "delay_mean_ms", "delay_max_ms",
+                      "jitter_mean_ms", "jitter_max_ms", "lost_packets")},
+    "received_packets": "rx_packets", "sent_packets": "tx_packets",
 }
 _KEYS = ("name", "transport", "src", "dst")
 
@@ -44,20 +45,12 @@ class CompareError(ValueError):
 
 def metric_unit(column: str) -> tuple[str, float]:
     """The unit a column's values are shown in (engineering notation) and the factor to it, from
-    the unit in the column's name: ``goodput_bps`` b/s, ``delay_ms_p99`` s (x 1e-3), ``start_s``
-    s, ``loss_ratio`` % (x 100), ``*_bytes`` B; counts have none."""
-    parts = column.split("_")
-    if "bps" in parts:
-        return "b/s", 1.0
-    if "ms" in parts:
-        return "s", 1e-3
-    if parts[-1] == "s":
-        return "s", 1.0
-    if "bytes" in parts:
-        return "B", 1.0
-    if "ratio" in parts:
-        return "%", 100.0
-    return "", 1.0
+    the unit that ends the column's name (lasthop.results): ``goodput_bps`` b/s, ``delay_p99_ms``
+    s (x 1e-3), ``start_s`` s, ``loss_ratio`` % (x 100), ``*_bytes`` B; counts have none."""
+    return _UNITS.get(column.rpartition("_")[2], ("", 1.0))
+
+
+_UNITS = {"bps": ("b/s", 1.0), "ms": ("s", 1e-3), "s": ("s", 1.0), "bytes": ("B", 1.0), "ratio": ("%", 100.0)}
 
 
 @dataclass

@@ -2,7 +2,7 @@
 DataFrames (also Parquet files). Layout of a results directory:
 
     summary.json          resolved scenario, versions, seed, wall time, per-flow and per-link metrics
-    flows.parquet         one row per flow (the summary's flows, flattened with "_")
+    flows.parquet         one row per flow: the summary's flows as columns (named as below)
     intervals.parquet     per-flow time series (default 100 ms bins)
     traces/<name>.parquet requested traces: tcp/<flow>, tcp/<flow>/receiver, queue/<link>:<a>-><b>,
                           wlan/<wlan>/<node>, packets/<flow>, and delay_cdf (always)
@@ -10,16 +10,34 @@ DataFrames (also Parquet files). Layout of a results directory:
     report.html, figures/ the report (lasthop report DIR regenerates them)
     <node>[-<peer>].pcap  captures requested with pcap=[...]
 
+Column names, in every table lasthop writes (flows, intervals, traces, a sweep's dataset): what
+is measured, then its qualifiers (statistic, direction, cause), then the unit last —
+``throughput_rx_bps``, ``delay_mean_ms``, ``active_s``, ``cwnd_bytes``, ``sent_packets``. A
+flow's column is its path in summary.json joined with ``_``, with the unit of a group moved to
+the end: ``delay_ms.p99`` becomes ``delay_p99_ms``, ``reverse.delay_ms.mean``
+``reverse_delay_mean_ms``, ``tcp.srtt_ms`` ``tcp_srtt_ms``; the per-cause loss counts, whose
+group name carries no unit, end in theirs: ``lost_by_cause.queue_drop`` becomes
+``lost_by_cause_queue_drop_packets``. summary.json keeps its own nesting and names.
+
+Counters are integers in every table: a flow's columns take their types from the run report's
+JSON Schema (``lasthop._core.run_schema()``), so an integer field is an int64 column whatever
+the run, and one that can be missing (a UDP flow has no ``tcp_*``) holds nulls, read by pandas
+as the nullable ``Int64`` (flows.parquet says so in its pandas metadata). Every flow table has
+the same columns, TCP's included.
+
 The directory is written by :func:`lasthop.files.write_atomically`: complete or not at all,
 never mixed with an earlier run's files, and only where lasthop may write (see lasthop.files).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lasthop import _core
 from lasthop._lazy import LazyModule
 from lasthop.errors import OutputError
 from lasthop.files import RUN_FORMAT, name_digest, safe_name, write_atomically
@@ -54,8 +72,130 @@ def tables_from_core(raw: list) -> dict[str, pa.Table]:
     return out
 
 
+# Units a name can end with (lasthop writes units in names: delay_ms, rate_bps, active_s).
+UNITS = ("ms", "s", "bps", "bytes", "packets")
+# Groups of summary.json whose name carries no unit: the unit of their members.
+GROUP_UNITS = {"lost_by_cause": "packets"}
+
+
+@dataclass(frozen=True)
+class FlowColumn:
+    """One column of the flows table: its name, where its value is in a flow of summary.json,
+    its kind ("int", "float", "str" or "bool") and whether a flow may lack it."""
+
+    name: str
+    path: tuple[str, ...]
+    kind: str
+    nullable: bool
+
+
+def _column_name(path: tuple[str, ...]) -> str:
+    """The column of a summary path: joined with "_", the unit of a group moved to the end."""
+    words, unit = [], None
+    for i, key in enumerate(path):
+        last = i == len(path) - 1
+        stem, _, suffix = key.rpartition("_")
+        if not last and stem and suffix in UNITS:
+            words.append(stem)
+            unit = suffix
+        else:
+            words.append(key)
+            if not last and key in GROUP_UNITS:
+                unit = GROUP_UNITS[key]
+    return "_".join(words) + (f"_{unit}" if unit else "")
+
+
+@functools.lru_cache(maxsize=1)
+def flow_columns() -> tuple[FlowColumn, ...]:
+    """Every column a flow can have, from the run report's JSON Schema (in the schema's order;
+    flows_table puts them in summary.json's)."""
+    schema = json.loads(_core.run_schema())
+    definitions = schema.get("definitions", {})
+
+    def resolve(node: dict) -> tuple[dict, bool]:
+        """The object or leaf schema behind $ref/allOf/anyOf, and whether it admits null."""
+        nullable = False
+        while True:
+            if "$ref" in node:
+                node = definitions[node["$ref"].rsplit("/", 1)[-1]]
+            elif "allOf" in node and len(node["allOf"]) == 1:
+                node = node["allOf"][0]
+            elif "anyOf" in node:
+                options = [o for o in node["anyOf"] if o.get("type") != "null"]
+                nullable |= len(options) < len(node["anyOf"])
+                node = options[0]
+            else:
+                return node, nullable
+
+    kinds = {"integer": "int", "number": "float", "string": "str", "boolean": "bool"}
+    out: list[FlowColumn] = []
+
+    def walk(node: dict, path: tuple[str, ...], nullable: bool) -> None:
+        node, admits_null = resolve(node)
+        nullable |= admits_null
+        if "properties" in node:
+            required = set(node.get("required", []))
+            for key, child in node["properties"].items():
+                walk(child, (*path, key), nullable or key not in required)
+            return
+        types = node.get("type", "string")
+        types = [types] if isinstance(types, str) else list(types)
+        kind = next((kinds[t] for t in types if t in kinds), "str")  # enums (transport) are strings
+        out.append(FlowColumn(_column_name(path), path, kind, nullable or "null" in types))
+
+    walk(schema["properties"]["flows"]["items"], (), False)
+    return tuple(out)
+
+
+def _paths_in_order(flows: list[dict]) -> dict[tuple[str, ...], None]:
+    """Leaf paths of the flows in summary.json's order (first flow first)."""
+    seen: dict[tuple[str, ...], None] = {}
+
+    def walk(d: dict, path: tuple[str, ...]) -> None:
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(v, (*path, k))
+            else:
+                seen.setdefault((*path, k), None)
+
+    for f in flows:
+        walk(f, ())
+    return seen
+
+
+def _value(flow: dict, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(flow, dict):
+            return None
+        flow = flow.get(key)
+    return flow
+
+
+_ARROW_TYPES = {"int": "int64", "float": "float64", "str": "string", "bool": "bool_"}
+
+
+def flows_table(summary: dict) -> pa.Table:
+    """The flows of a summary as an Arrow table, one row per flow, the columns of flow_columns()
+    (summary.json's order; columns no flow has, such as TCP's in a UDP-only run, at the end)."""
+    columns = flow_columns()
+    order = {p: i for i, p in enumerate(_paths_in_order(summary["flows"]))}
+    columns = sorted(columns, key=lambda c: order.get(c.path, len(order)))
+    flows = summary["flows"]
+    arrays, fields = [], []
+    for c in columns:
+        arrays.append(pa.array([_value(f, c.path) for f in flows], type=getattr(pa, _ARROW_TYPES[c.kind])()))
+        fields.append(pa.field(c.name, arrays[-1].type, nullable=c.nullable))
+    # pandas' own metadata (the format pandas writes): integer columns that may be missing are
+    # its nullable Int64, so pd.read_parquet reads integers, not floats with NaN.
+    meta = {"index_columns": [], "column_indexes": [],
+            "columns": [{"name": c.name, "field_name": c.name, "pandas_type": "int64", "numpy_type": "Int64", "metadata": None}
+                        for c in columns if c.kind == "int" and c.nullable]}
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata={b"pandas": json.dumps(meta).encode()}))
+
+
 def flows_frame(summary: dict) -> pd.DataFrame:
-    return pd.json_normalize(summary["flows"], sep="_")
+    """The flows table as a DataFrame (integer columns that may be missing as Int64)."""
+    return flows_table(summary).to_pandas()
 
 
 class Results:
@@ -116,7 +256,7 @@ class Results:
     def _write_files(self, d: Path) -> None:
         (d / "traces").mkdir()
         (d / "summary.json").write_text(json.dumps({"format": RUN_FORMAT, **self.summary}, indent=2) + "\n")
-        pq.write_table(pa.Table.from_pandas(self.flows, preserve_index=False), d / "flows.parquet")
+        pq.write_table(flows_table(self.summary), d / "flows.parquet")
         pq.write_table(self._tables["intervals"], d / "intervals.parquet")
         index = {}
         for name in self.traces:

@@ -243,9 +243,9 @@ def udp_metrics(records: list, from_s: float, end_s: float) -> dict:
         "sent": int(len(a)),
         "loss_ratio": float(1 - got.mean()) if len(a) else float("nan"),
         "throughput_rx_bps": float(a[got, 3].sum() * 8 / span) if span == span and span > 0 else float("nan"),
-        "delay_ms_mean": float(delay.mean()) if len(delay) else float("nan"),
-        "delay_ms_p99": float(np.percentile(delay, 99)) if len(delay) else float("nan"),
-        "jitter_ms_mean": float(ipdv.mean()) if len(ipdv) else float("nan"),
+        "delay_mean_ms": float(delay.mean()) if len(delay) else float("nan"),
+        "delay_p99_ms": float(np.percentile(delay, 99)) if len(delay) else float("nan"),
+        "jitter_mean_ms": float(ipdv.mean()) if len(ipdv) else float("nan"),
     }
 
 

@@ -31,6 +31,13 @@ fn json_schema() -> String {
     lasthop_scenario::json_schema()
 }
 
+/// The JSON Schema of the run report (`summary.json`): the Python side derives the flows
+/// table's columns and their types from it.
+#[pyfunction]
+fn run_schema() -> String {
+    lasthop_core::report::run_schema()
+}
+
 /// TOML text of a bundled scenario, or None.
 #[pyfunction]
 fn bundled_scenario(name: &str) -> Option<&'static str> {
@@ -192,6 +199,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(run_schema, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_names, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;

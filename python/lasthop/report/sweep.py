@@ -26,8 +26,8 @@ from lasthop.report import draw, page
 from lasthop.report.run import ReportProgress
 
 # (column of flows.parquet, what, unit, scale from the column's unit to the axis unit)
-METRICS = [("goodput_bps", "goodput", "b/s", 1.0), ("delay_ms_p99", "one-way delay p99", "s", 1e-3),
-           ("jitter_ms_mean", "mean |IPDV|", "s", 1e-3), ("loss_ratio", "loss", "%", 100.0)]
+METRICS = [("goodput_bps", "goodput", "b/s", 1.0), ("delay_p99_ms", "one-way delay p99", "s", 1e-3),
+           ("jitter_mean_ms", "mean |IPDV|", "s", 1e-3), ("loss_ratio", "loss", "%", 100.0)]
 
 FACET_COLUMNS = 3
 # (marker, line style) per value of the parameters beyond the second.
