@@ -193,6 +193,17 @@ def run(
         print_summary(res)
     extra = (", report.html" if report else "") + "".join(f", {n}" for n in res.pcaps)
     console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})"))
+    if report:
+        _warn_if_not_drawn()
+
+
+def _warn_if_not_drawn() -> None:
+    """One line on stderr when a report was written without its figures (no matplotlib)."""
+    from lasthop.report import plotting_missing
+
+    missing = plotting_missing()
+    if missing is not None:
+        err.print(f"[yellow]warning:[/yellow] report without figures: {escape(missing)}", highlight=False)
 
 
 def _int_range(text: str) -> list[int]:
@@ -293,6 +304,7 @@ def sweep(
             sweep_report(directory, progress=report_progress.report)
         finally:
             report_progress.close()
+        _warn_if_not_drawn()
     console.print(Text(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)"))
     seeds_warning = res.seeds_warning()
     if seeds_warning:
@@ -320,6 +332,7 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
         raise _error(f"{directory}: not a lasthop results directory: neither summary.json (a run) nor sweep.json (a sweep) "
                      "written by lasthop is there")
     console.print(Text(f"report: {path}"))
+    _warn_if_not_drawn()
 
 
 @app.command()
@@ -351,6 +364,7 @@ def compare(
         table.to_csv(csv, index=False)
     page = write_figures(sources, table, out)
     console.print(Text(f"figures: {page} ({out}/figures/)" + (f", table: {csv}" if csv else "")))
+    _warn_if_not_drawn()
 
 
 @app.command()

@@ -153,7 +153,7 @@ def metric_table(sources: list[Source], metrics: Iterable[str] | None = None, fl
 
 def format_value(metric: str, mean: float, ci95: float) -> str:
     """``12.2 Mb/s``, or ``12.2 Mb/s ± 310 kb/s`` with an interval."""
-    from lasthop.report.draw import eng
+    from lasthop.report.text import eng
 
     unit, scale = metric_unit(metric)
 
@@ -179,28 +179,40 @@ def wide_rows(table) -> tuple[list[str], list[list[str]]]:
 
 def write_figures(sources: list[Source], table, out: Path) -> Path:
     """compare.html and figures/ in `out`: per metric, bars or lines (sweeps over one parameter);
-    for runs, the metric over time. Returns the page's path."""
-    from lasthop.report import draw, page
+    for runs, the metric over time. Returns the page's path. Without matplotlib the page is the
+    table and names the figures it lacks (lasthop.report.plotting_missing)."""
+    from lasthop.report import page, plotting_missing
 
     out.mkdir(parents=True, exist_ok=True)
     metrics = list(dict.fromkeys(table["metric"]))
     flows = list(dict.fromkeys(table["flow"]))
     first = {s.params[0] if s.params else None for s in sources}
     by_parameter = all(s.is_sweep for s in sources) and len(first) == 1 and None not in first
+    parameter = next(iter(first)) if by_parameter else None
     context = "compare " + " vs ".join(s.label for s in sources)
     runs = [s for s in sources if not s.is_sweep]
-    with draw.Figures(out) as figs:
-        for m in metrics:
-            sub = table[table["metric"] == m]
-            fig = _by_parameter_figure(sub, m, flows, first.pop() if by_parameter else None, context) if by_parameter \
-                else _bars_figure(sub, m, flows, context)
-            figs.add(fig, f"compare-{m}", f"{m} per flow: mean over seeds with the 95 % interval for sweeps")
-            if runs and m in INTERVAL_COLUMN:
-                figs.add(_over_time_figure(runs, INTERVAL_COLUMN[m], flows, context), f"time-{INTERVAL_COLUMN[m]}",
-                         f"{INTERVAL_COLUMN[m]} per interval, one line per run")
+    missing = plotting_missing()
+    items, note = [], ""
+    if missing is not None:
+        page.clear_figures(out)
+        wanted = [f"{m} per flow" + (f"; {INTERVAL_COLUMN[m]} over time" if runs and m in INTERVAL_COLUMN else "") for m in metrics]
+        note = page.not_drawn(wanted, missing, "lasthop compare " + " ".join(str(s.directory) for s in sources))
+    else:
+        from lasthop.report import draw
+
+        with draw.Figures(out) as figs:
+            for m in metrics:
+                sub = table[table["metric"] == m]
+                fig = _by_parameter_figure(sub, m, flows, parameter, context) if by_parameter \
+                    else _bars_figure(sub, m, flows, context)
+                figs.add(fig, f"compare-{m}", f"{m} per flow: mean over seeds with the 95 % interval for sweeps")
+                if runs and m in INTERVAL_COLUMN:
+                    figs.add(_over_time_figure(runs, INTERVAL_COLUMN[m], flows, context), f"time-{INTERVAL_COLUMN[m]}",
+                             f"{INTERVAL_COLUMN[m]} per interval, one line per run")
+        items = figs.items
     columns, rows = wide_rows(table)
-    html = page.page(context, "Each directory's flows side by side (lasthop compare).", figs.items,
-                     page.table(columns, rows, numeric_from=len(columns) - len(metrics)))
+    html = page.page(context, "Each directory's flows side by side (lasthop compare).", items,
+                     page.table(columns, rows, numeric_from=len(columns) - len(metrics)), note)
     path = out / "compare.html"
     path.write_text(html, encoding="utf-8")
     return path

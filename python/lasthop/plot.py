@@ -118,6 +118,11 @@ def plot(directories: Iterable[str | Path], metric: str, out: str | Path, flows:
     """Draws `metric` of the runs in `directories` into `out` (.png, .svg or .pdf) and returns it."""
     if cdf and ccdf:
         raise PlotError("--cdf and --ccdf: choose one")
+    from lasthop.report import plotting_missing
+
+    missing = plotting_missing()
+    if missing is not None:
+        raise PlotError(f"lasthop plot draws with matplotlib, and {missing}")
     sources = open_sources(directories)
     for s in sources:
         if s.is_sweep:

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import select
 import sys
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -29,7 +27,8 @@ from matplotlib.ticker import EngFormatter, MaxNLocator, NullFormatter, NullLoca
 
 from lasthop.errors import OutputError
 from lasthop.files import safe_name
-from lasthop.report.envelope import BINS, Envelope, envelope, is_dense
+from lasthop.report.envelope import Envelope, Raw, is_dense, reduce, values, wide  # noqa: F401 (for the figures' code)
+from lasthop.report.text import eng, label, title_lines  # noqa: F401
 
 # Deterministic files: no random ids, no timestamps; text stays text in the SVG.
 matplotlib.rcParams["svg.hashsalt"] = "lasthop"
@@ -70,34 +69,6 @@ _PALETTE = [matplotlib.colormaps["tab10"](i) for i in range(10)] + [matplotlib.c
 
 def flow_colors(names: list[str]) -> dict[str, tuple]:
     return {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
-
-
-def label(text: object) -> str:
-    """A name from a scenario as matplotlib text: literal (``$`` is not mathtext), printable,
-    and shown in legends even when it starts with ``_``."""
-    t = "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in str(text)).replace("$", r"\$")
-    return f" {t}" if t.startswith("_") else t
-
-
-_PREFIXES = {-4: "p", -3: "n", -2: "µ", -1: "m", 0: "", 1: "k", 2: "M", 3: "G", 4: "T"}
-
-
-def eng(value: float | None, unit: str = "", digits: int = 3) -> str:
-    """`value` in engineering notation with `digits` significant digits: 12.2 Mb/s, 361 kb/s,
-    4.2 ms (for a value in seconds), "–" for a missing one."""
-    if value is None or math.isnan(value):
-        return "–"
-    if value == 0:
-        return f"0 {unit}".strip()
-    exp3 = max(-4, min(4, math.floor(math.log10(abs(value)) / 3)))
-    if abs(float(f"{value / 1000.0 ** exp3:.{digits}g}")) >= 1000 and exp3 < 4:  # 999.96 k -> 1.00 M
-        exp3 += 1
-    return f"{value / 1000.0 ** exp3:.{digits}g} {_PREFIXES[exp3]}{unit}".strip()
-
-
-def title_lines(what: str, context: str, params: str = "") -> tuple[str, int]:
-    text = f"{context} — {what}" + (f"\n{params}" if params else "")
-    return label(text), text.count("\n") + 1
 
 
 class Panels:
@@ -149,30 +120,6 @@ def integer_axis(axis) -> None:
     axis.set_major_locator(MaxNLocator(nbins=4, integer=True))
 
 
-def wide(values: np.ndarray, ratio: float = 100.0) -> bool:
-    """Whether the positive values span more than `ratio` (flows at very different scales):
-    then a log axis shows them all."""
-    v = values[np.isfinite(values) & (values > 0)]
-    return bool(len(v)) and v.max() / v.min() > ratio
-
-
-@dataclass
-class Raw:
-    """A series few enough samples to draw one by one."""
-
-    t: np.ndarray
-    y: np.ndarray
-    step: bool
-
-
-def reduce(t: np.ndarray, y: np.ndarray, t_end: float, step: bool = False) -> Raw | Envelope:
-    """What a panel draws of the series (t, y): itself when the panel can show its samples,
-    else its envelope over [0, t_end] (so the raw arrays of a long trace can be dropped)."""
-    if not is_dense(len(t)):
-        return Raw(np.asarray(t), np.asarray(y, dtype=np.float64), step)
-    return envelope(t, y, 0.0, max(t_end, float(t[-1])), BINS, step=step)
-
-
 def plot(ax, series: Raw | Envelope, color, name: str, log: bool = False) -> bool:
     """Draws a reduced series: samples as a line (or steps), an envelope as a light band from
     minimum to maximum with the mean as a line; on a log axis (`log`) the band leaves out
@@ -187,11 +134,6 @@ def plot(ax, series: Raw | Envelope, color, name: str, log: bool = False) -> boo
     ax.fill_between(series.t, lo, series.hi, color=color, alpha=0.25, linewidth=0)
     ax.plot(series.t, series.mean, color=color, label=label(name), linewidth=1)
     return True
-
-
-def values(series: Raw | Envelope) -> np.ndarray:
-    """The values a reduced series draws (to choose its axis)."""
-    return series.y if isinstance(series, Raw) else np.concatenate([series.lo, series.hi])
 
 
 class Figures:

@@ -98,3 +98,32 @@ def _stats(v: np.ndarray, w: np.ndarray | None, held: float, held_w: float) -> t
     if carried:
         lo, hi = min(lo, held), max(hi, held)
     return lo, hi, (weighted / total if total > 0 else float(v.mean()))
+
+
+def wide(values: np.ndarray, ratio: float = 100.0) -> bool:
+    """Whether the positive values span more than `ratio` (flows at very different scales):
+    then a log axis shows them all."""
+    v = values[np.isfinite(values) & (values > 0)]
+    return bool(len(v)) and v.max() / v.min() > ratio
+
+
+@dataclass
+class Raw:
+    """A series few enough samples to draw one by one."""
+
+    t: np.ndarray
+    y: np.ndarray
+    step: bool
+
+
+def reduce(t: np.ndarray, y: np.ndarray, t_end: float, step: bool = False) -> Raw | Envelope:
+    """What a panel draws of the series (t, y): itself when the panel can show its samples,
+    else its envelope over [0, t_end] (so the raw arrays of a long trace can be dropped)."""
+    if not is_dense(len(t)):
+        return Raw(np.asarray(t), np.asarray(y, dtype=np.float64), step)
+    return envelope(t, y, 0.0, max(t_end, float(t[-1])), BINS, step=step)
+
+
+def values(series: Raw | Envelope) -> np.ndarray:
+    """The values a reduced series draws (to choose its axis)."""
+    return series.y if isinstance(series, Raw) else np.concatenate([series.lo, series.hi])

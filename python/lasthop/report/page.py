@@ -4,6 +4,7 @@ download), tables of numbers in engineering notation, figures with captions."""
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 
 def table(columns: list[str], rows: list[list[str]], numeric_from: int = 1) -> str:
@@ -20,7 +21,23 @@ def section(heading: str, content: str) -> str:
     return f"<h2>{html.escape(heading)}</h2>\n{content}" if content else ""
 
 
-def page(title: str, intro_html: str, figures: list[tuple[str, str, str]], tables_html: str) -> str:
+def clear_figures(directory: Path) -> None:
+    """Removes the figures an earlier report left in `directory`/figures/ (they would no longer
+    match the page)."""
+    for old in [*(directory / "figures").glob("*.svg"), *(directory / "figures").glob("*.png")]:
+        old.unlink()
+
+
+def not_drawn(figures: list[str], why: str, command: str) -> str:
+    """The note of a report whose figures could not be drawn: which, why, and how to get them."""
+    if not figures:
+        return ""
+    return (f'<p class="missing"><strong>Figures not drawn</strong> ({html.escape(why)}): '
+            + "; ".join(html.escape(f) for f in figures)
+            + f". With it installed, <code>{html.escape(command)}</code> draws them.</p>")
+
+
+def page(title: str, intro_html: str, figures: list[tuple[str, str, str]], tables_html: str, note_html: str = "") -> str:
     figs = "\n".join(
         f'<figure id="{html.escape(n)}">{svg}<figcaption>{html.escape(c)}</figcaption></figure>' for n, c, svg in figures
     )
@@ -34,9 +51,11 @@ figcaption {{ color: #444; font-size: 0.9em; }}
 table {{ border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }}
 td, th {{ border: 1px solid #ccc; padding: 2px 6px; text-align: left; }}
 td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
+p.missing {{ background: #fff4d6; border: 1px solid #e0c36a; padding: 0.5em 0.8em; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
 <p>{intro_html}</p>
+{note_html}
 {tables_html}
 {figs}
 </body></html>

@@ -28,9 +28,13 @@ import numpy as np
 from lasthop._lazy import LazyModule
 from lasthop.files import directory_kind
 from lasthop.errors import OutputError
-from lasthop.report import draw, page
-from lasthop.report.draw import eng
+from lasthop.report import envelope, page, text
+from lasthop.report.text import eng
 from lasthop.results import Results
+
+# The figures' code (matplotlib), imported when a figure is drawn: without matplotlib the report
+# is its tables and says which figures need it (lasthop.report.plotting_missing).
+draw = LazyModule("lasthop.report.draw")
 
 pa = LazyModule("pyarrow")
 pq = LazyModule("pyarrow.parquet")
@@ -119,7 +123,7 @@ def _numpy(column) -> np.ndarray:
 def _title(s: dict, what: str) -> tuple[str, int]:
     params = s.get("overrides") or {}
     key = ", ".join(f"{k}={v}" for k, v in params.items() if k != "simulation.seed")
-    return draw.title_lines(what, f"{s.get('scenario_name', 'run')} (seed {s.get('seed')})", key)
+    return text.title_lines(what, f"{s.get('scenario_name', 'run')} (seed {s.get('seed')})", key)
 
 
 def rate_groups(peaks: dict[str, float]) -> list[list[str]]:
@@ -136,26 +140,47 @@ def rate_groups(peaks: dict[str, float]) -> list[list[str]]:
 
 
 class _RunFigures:
-    def __init__(self, data: RunData, figs: draw.Figures):
+    def __init__(self, data: RunData):
         self.data = data
         self.s = data.summary
-        self.figs = figs
+        self.figs: draw.Figures | None = None  # where the builds add their figures
         self.t_end = float(self.s["simulated_s"])
         iv = data.columns("intervals", ["flow", "t_start_s", "throughput_rx_bps", "delay_mean_ms", "jitter_mean_ms"])
         flow_col = iv.pop("flow").astype(str)
         self.flows = list(dict.fromkeys(flow_col))
-        self.colors = draw.flow_colors(self.flows)
         self.iv = {f: {k: v[flow_col == f] for k, v in iv.items()} for f in self.flows}
         # Everything is read and reduced here, before the figures are drawn (in forked children).
+        self.with_delay = [f for f in self.flows if np.isfinite(self.iv[f]["delay_mean_ms"]).any()]
         self.cdf = data.columns("delay_cdf", ["flow", "quantile", "delay_ms"]) if "delay_cdf" in data.trace_names else None
         self.tcp_traces = self._tcp_traces()
         self.queue_traces = self._queue_traces()
+        self.wlans = [w for w in self.s.get("wlans") or [] if w.get("members")]
 
-    def _iv(self, flow: str, column: str, scale: float = 1.0) -> draw.Raw | draw.Envelope:
+    def planned(self) -> list[tuple[str, Callable[[], object]]]:
+        """(what it shows, its build) of each figure this run has data for, in the page's order."""
+        out: list[tuple[str, Callable[[], object]]] = []
+        if self.flows:
+            out.append(("throughput at the receiver per flow", self.throughput))
+        if self.with_delay:
+            out.append(("one-way delay and jitter over time", self.delay_jitter))
+        if self.cdf is not None:
+            out.append(("one-way delay CDF", self.delay_cdf))
+        if self.tcp_traces:
+            out.append(("TCP windows", self.tcp))
+        if self.queue_traces[0]:
+            out.append(("queue lengths", self.queues))
+        out += [(f"802.11 MAC counters of WLAN {w['name']}", functools.partial(self.mac, w)) for w in self.wlans]
+        return out
+
+    @functools.cached_property
+    def colors(self) -> dict[str, tuple]:
+        return draw.flow_colors(self.flows)
+
+    def _iv(self, flow: str, column: str, scale: float = 1.0) -> envelope.Raw | envelope.Envelope:
         d = self.iv[flow]
-        return draw.reduce(d["t_start_s"], d[column] * scale, self.t_end)
+        return envelope.reduce(d["t_start_s"], d[column] * scale, self.t_end)
 
-    def _lines(self, flows: list[str], column: str, scale: float = 1.0) -> list[tuple[str, tuple, draw.Raw | draw.Envelope]]:
+    def _lines(self, flows: list[str], column: str, scale: float = 1.0) -> list[tuple[str, tuple, envelope.Raw | envelope.Envelope]]:
         """(label, colour, series) to draw for `flows` in one panel: each flow, or beyond
         MANY_FLOWS (sixteen saturated stations are a block of colour) their median with a band
         from the lowest to the highest flow at each interval."""
@@ -168,12 +193,12 @@ class _RunFigures:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # an interval no flow has a value for stays NaN
             lo, median, hi = np.nanmin(grid, axis=0), np.nanmedian(grid, axis=0), np.nanmax(grid, axis=0)
-        if draw.is_dense(len(ts)):
-            lo, hi = (draw.reduce(ts, v, self.t_end) for v in (lo, hi))
-            middle = draw.reduce(ts, median, self.t_end)
-            band = draw.Envelope(middle.t, lo.lo, hi.hi, middle.mean)
+        if envelope.is_dense(len(ts)):
+            lo, hi = (envelope.reduce(ts, v, self.t_end) for v in (lo, hi))
+            middle = envelope.reduce(ts, median, self.t_end)
+            band = envelope.Envelope(middle.t, lo.lo, hi.hi, middle.mean)
         else:
-            band = draw.Envelope(ts, lo, hi, median)
+            band = envelope.Envelope(ts, lo, hi, median)
         return [(f"{len(flows)} flows: median,\nband: lowest to highest", "tab:blue", band)]
 
     def _xaxis(self, panels: draw.Panels) -> None:
@@ -201,17 +226,15 @@ class _RunFigures:
             caption += f"; flows whose peak rates differ by more than {RATE_GROUP:g}x are in separate panels"
         self.figs.add(p.fig, "throughput", caption + (_MANY if many else _BAND if dense else ""))
 
-    def delay_jitter(self) -> bool:
-        with_delay = [f for f in self.flows if np.isfinite(self.iv[f]["delay_mean_ms"]).any()]
-        if not with_delay:
-            return False
+    def delay_jitter(self) -> None:
+        with_delay = self.with_delay
         title, lines = _title(self.s, "one-way delay and jitter over time")
         p = draw.Panels([draw.panel_height(min(len(with_delay), MANY_FLOWS)), draw.PANEL], title, lines)
         logs, dense = [], False
         for ax, column, what in [(p.axes[0], "delay_mean_ms", "one-way delay\n(interval mean)"),
                                  (p.axes[1], "jitter_mean_ms", "mean |IPDV|\n(RFC 3393)")]:
             reduced = self._lines(with_delay, column, 1e-3)
-            log = draw.wide(np.concatenate([draw.values(r) for _, _, r in reduced]))
+            log = envelope.wide(np.concatenate([envelope.values(r) for _, _, r in reduced]))
             if log:
                 ax.set_yscale("log", nonpositive="mask")  # zeros leave gaps, not drops to the edge
                 logs.append(what.split("\n")[0])
@@ -225,20 +248,17 @@ class _RunFigures:
         if logs:
             caption += f"; log axis for {' and '.join(logs)} (flows at very different scales; intervals at 0 are not drawn)"
         self.figs.add(p.fig, "delay", caption + (_MANY if len(with_delay) > MANY_FLOWS else _BAND if dense else ""))
-        return True
 
-    def delay_cdf(self) -> bool:
+    def delay_cdf(self) -> None:
         cdf = self.cdf
-        if cdf is None:
-            return False
         names = cdf["flow"].astype(str)
         title, lines = _title(self.s, "one-way delay CDF")
         p = draw.Panels([draw.panel_height(len(set(names))) + 0.8], title, lines, sharex=False)
         ax = p.axes[0]
         for f in dict.fromkeys(names):
             m = names == f
-            ax.plot(cdf["delay_ms"][m] / 1e3, cdf["quantile"][m], color=self.colors.get(f), label=draw.label(f))
-        log = draw.wide(cdf["delay_ms"])
+            ax.plot(cdf["delay_ms"][m] / 1e3, cdf["quantile"][m], color=self.colors.get(f), label=text.label(f))
+        log = envelope.wide(cdf["delay_ms"])
         if log:
             ax.set_xscale("log", nonpositive="mask")
         draw.eng_axis(ax.xaxis, "s")
@@ -247,21 +267,18 @@ class _RunFigures:
         ax.set_ylim(0, 1.0)
         draw.legend_outside(ax)
         self.figs.add(p.fig, "delay_cdf", "one-way delay CDF per flow" + ("; log axis (flows at very different scales)" if log else ""))
-        return True
 
     def _tcp_traces(self) -> list[tuple[str, dict]]:
         traces = []
         for t in [t for t in self.data.trace_names if t.startswith("tcp/") and not t.endswith("/receiver")]:
             tr = self.data.columns(t, ["time_s", *(c for c, _, _ in TCP_WINDOWS)])
             if len(tr["time_s"]):
-                traces.append((t, {c: draw.reduce(tr["time_s"], tr[c], self.t_end, step=True) for c, _, _ in TCP_WINDOWS}))
+                traces.append((t, {c: envelope.reduce(tr["time_s"], tr[c], self.t_end, step=True) for c, _, _ in TCP_WINDOWS}))
             del tr  # a long run's trace: only its envelopes are kept
         return traces
 
-    def tcp(self) -> bool:
+    def tcp(self) -> None:
         traces = self.tcp_traces
-        if not traces:
-            return False
         title, lines = _title(self.s, "TCP windows")
         p = draw.Panels([draw.panel_height(3)] * len(traces), title, lines)
         dense = False
@@ -271,12 +288,11 @@ class _RunFigures:
             ax.set_ylim(bottom=0)
             draw.eng_axis(ax.yaxis, "B")
             ax.set_ylabel("window")
-            draw.legend_outside(ax, title=draw.label(f"flow {t[4:]}"))
+            draw.legend_outside(ax, title=text.label(f"flow {t[4:]}"))
         self._xaxis(p)
         flows = ", ".join(t[4:] for t, _ in traces)
         self.figs.add(p.fig, "tcp", f"cwnd, ssthresh and the advertised window seen by the sender, per traced TCP flow ({flows})"
                       + (_BAND if dense else ""))
-        return True
 
     def _queue_traces(self) -> tuple[list, list]:
         """(drawn, named only): queues that held QUEUE_SHOWN packets, reduced, and the others."""
@@ -285,23 +301,21 @@ class _RunFigures:
             tr = self.data.columns(t, ["time_s", "packets"])
             peak = int(np.max(tr["packets"])) if len(tr["packets"]) else 0
             if peak >= QUEUE_SHOWN:
-                shown.append((t, draw.reduce(tr["time_s"], tr["packets"], self.t_end, step=True), peak))
+                shown.append((t, envelope.reduce(tr["time_s"], tr["packets"], self.t_end, step=True), peak))
             else:
                 small.append((t, None, peak))
             del tr
         return shown, small
 
-    def queues(self) -> bool:
+    def queues(self) -> None:
         (shown, small), dense = self.queue_traces, False
-        if not shown:
-            return False
         title, lines = _title(self.s, "queue lengths")
         p = draw.Panels([draw.PANEL * 0.8] * len(shown), title, lines)
         for ax, (t, reduced, _) in zip(p.axes, shown):
             dense |= draw.plot(ax, reduced, "tab:blue", "packets")
             ax.set_ylim(bottom=0)
             draw.integer_axis(ax.yaxis)
-            ax.text(1.01, 0.5, draw.label(t), transform=ax.transAxes, fontsize=8, va="center", ha="left")
+            ax.text(1.01, 0.5, text.label(t), transform=ax.transAxes, fontsize=8, va="center", ha="left")
         p.axes[len(p.axes) // 2].set_ylabel("queue length (packets)")
         self._xaxis(p)
         caption = "queue occupancy in packets of each traced queue"
@@ -309,7 +323,6 @@ class _RunFigures:
             caption += (f"; not drawn, never above {QUEUE_SHOWN - 1} packets: "
                         + ", ".join(f"{t} (at most {peak})" for t, _, peak in small))
         self.figs.add(p.fig, "queues", caption + (_BAND if dense else ""))
-        return True
 
     def mac(self, wlan: dict) -> None:
         members = wlan.get("members") or []
@@ -328,7 +341,7 @@ class _RunFigures:
             ax.barh(ys, v, height=bar * 0.9, color=color, label=name)
             for yi, vi in zip(ys, v):
                 ax.text(vi + top * 0.01, yi, _count(vi), va="center", fontsize=6.5)
-        ax.set_yticks(y, [draw.label(n) for n in nodes])
+        ax.set_yticks(y, [text.label(n) for n in nodes])
         ax.invert_yaxis()
         ax.set_xlim(0, max(top, 1.0) * 1.12)
         ax.grid(False)
@@ -396,22 +409,29 @@ def _wlan_tables(s: dict) -> str:
 
 
 def run_report(directory: str | Path, results: Results | None = None, progress: ReportProgress | None = None) -> Path:
-    """report.html and figures/ for a `lasthop run` results directory; `results` (the run just
-    written there) saves reading it back. `progress(done, total, what)` after each figure."""
+    """report.html and figures/ for a `lasthop run` results directory;
+    `results` (the run just written there) saves reading it back. `progress(done, total, what)`
+    after each figure. Without matplotlib the page has the tables and names the figures it lacks."""
+    from lasthop.report import plotting_missing
+
     d = Path(directory)
     data = RunData(d, results)
     s = data.summary
-    wlans = [w for w in s.get("wlans") or [] if w.get("members")]
-    expected = 5 + len(wlans)
-    with draw.Figures(d, progress, expected) as figs:
-        rf = _RunFigures(data, figs)
-        jobs = [rf.throughput, rf.delay_jitter] if rf.flows else []
-        jobs += [rf.delay_cdf, rf.tcp, rf.queues, *(functools.partial(rf.mac, w) for w in wlans)]
-        figs.draw(jobs)
+    rf = _RunFigures(data)
+    planned = rf.planned()
+    missing = plotting_missing()
+    items, note = [], ""
+    if missing is None:
+        with draw.Figures(d, progress, len(planned)) as figs:
+            rf.figs = figs
+            figs.draw([build for _, build in planned])
+        items = figs.items
+    else:
+        page.clear_figures(d)
+        note = page.not_drawn([what for what, _ in planned], missing, "lasthop report <this directory>")
     intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
              f"{s['simulated_s']:g} s simulated, {s['events_processed']} events.")
     tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
     out = d / "report.html"
-    out.write_text(page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, figs.items, tables))
+    out.write_text(page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, items, tables, note))
     return out
-

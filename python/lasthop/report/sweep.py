@@ -19,11 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from matplotlib.ticker import FixedLocator, MaxNLocator, PercentFormatter
-
+from lasthop._lazy import LazyModule
 from lasthop.quantities import swept_parameter
-from lasthop.report import draw, page
+from lasthop.report import envelope, page, text
 from lasthop.report.run import ReportProgress
+
+# matplotlib, imported when a figure is drawn (see lasthop.report.run).
+draw = LazyModule("lasthop.report.draw")
+ticker = LazyModule("matplotlib.ticker")
 
 # (column of flows.parquet, what, unit, scale from the column's unit to the axis unit)
 METRICS = [("goodput_bps", "goodput", "b/s", 1.0), ("delay_p99_ms", "one-way delay p99", "s", 1e-3),
@@ -87,7 +90,7 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
     lines_keys = list(dict.fromkeys(zip(*(agg[c] for c in ["name", *extra])))) if len(agg) else []
     extra_values = list(dict.fromkeys(k[1:] for k in lines_keys))
     height = max(FACET_HEIGHT, draw.LEGEND_ROW * len(lines_keys) + 0.4) if nrows == 1 else FACET_HEIGHT
-    title, title_lines = draw.title_lines(
+    title, title_lines = text.title_lines(
         f"{what} vs {x.path}", str(meta.get("scenario_name", "sweep")),
         f"mean ± 95 % CI over {meta['seeds']} seed(s), base seed {meta['base_seed']}")
     top = draw.TOP_ONE_LINE + draw.TOP_LINE * (title_lines - 1) + (0.25 if facet else 0)
@@ -98,7 +101,7 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
     col_gap = 0.25
     w = (plot_w - col_gap * (ncols - 1)) / ncols
     means = agg["mean"].to_numpy(dtype=float) * scale
-    log = draw.wide(means)  # flows at very different scales (a download beside a voice call)
+    log = envelope.wide(means)  # flows at very different scales (a download beside a voice call)
     # On a log axis an interval reaching 0 or below is drawn down to the bottom edge, `floor`.
     floor = 0.5 * float(means[means > 0].min()) if log else 0.0
     axes = []
@@ -118,7 +121,7 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
             if s.empty:
                 continue
             s = s.assign(_x=[x.positions[v] for v in s[x.path]]).sort_values("_x")
-            label = draw.label(", ".join(key))  # the legend's title names the parameters
+            label = text.label(", ".join(key))  # the legend's title names the parameters
             ci = np.nan_to_num(s["ci95"].to_numpy(dtype=float) * scale)
             mean = s["mean"].to_numpy(dtype=float) * scale
             below = np.minimum(ci, mean - floor) if log else ci
@@ -126,14 +129,14 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
             ax.errorbar(s["_x"], mean, yerr=[np.maximum(below, 0.0), ci], marker=STYLES[style][0],
                         linestyle=STYLES[style][1], markersize=4, capsize=3, linewidth=1.2, color=colors[key[0]], label=label)
         if fv is not None:
-            ax.set_title(draw.label(facet.describe(fv)), fontsize=9)
+            ax.set_title(text.label(facet.describe(fv)), fontsize=9)
         x_ticks(ax, x)
         if c == 0:
             ax.set_ylabel(what)
         else:
             ax.tick_params(labelleft=False)
         if r == nrows - 1 or i + ncols >= len(facets):
-            ax.set_xlabel(draw.label(x.name), fontsize=9)
+            ax.set_xlabel(text.label(x.name), fontsize=9)
     if log:
         axes[0].set_yscale("log", nonpositive="mask")
         axes[0].set_ylim(bottom=floor)
@@ -148,7 +151,7 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
                 handles.append(h)
                 labels.append(lab)
     legend_ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
-                     title=draw.label(",\n".join(["flow", *extra])), title_fontsize=8, alignment="left")
+                     title=text.label(",\n".join(["flow", *extra])), title_fontsize=8, alignment="left")
     fig.suptitle(title, x=(draw.LEFT + plot_w / 2) / draw.WIDTH, y=1 - 0.08 / total, va="top", fontsize=11)
     caption = f"{what} against {x.name}, mean ± 95 % CI across seeds (Student t), one line per flow"
     if facet:
@@ -172,8 +175,8 @@ def x_ticks(ax, x: Axis) -> None:
     swept values when their labels fit side by side, else at a few round values."""
     pos = sorted(x.positions[v] for v in x.values)
     if not x.numeric:
-        ax.xaxis.set_major_locator(FixedLocator(pos))
-        ax.set_xticks(pos, [draw.label(v) for v in x.values])
+        ax.xaxis.set_major_locator(ticker.FixedLocator(pos))
+        ax.set_xticks(pos, [text.label(v) for v in x.values])
         ax.set_xlim(-0.5, len(pos) - 0.5)
         return
     span = max(pos) - min(pos)
@@ -182,11 +185,11 @@ def x_ticks(ax, x: Axis) -> None:
     if x.integer:
         labels = [f"{int(p)}" for p in pos]
     else:  # plain numbers (a loss ratio) as written: 0.01, not 10 m
-        labels = [draw.eng(p, x.unit) if x.unit else f"{p:g}" for p in pos]
+        labels = [text.eng(p, x.unit) if x.unit else f"{p:g}" for p in pos]
     if _labels_fit(ax, pos, labels, 1.12 * span):
         ax.set_xticks(pos, labels)
     elif x.integer:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     elif x.unit:
         draw.eng_axis(ax.xaxis, x.unit)
 
@@ -203,7 +206,7 @@ def _labels_fit(ax, pos: list[float], labels: list[str], shown: float) -> bool:
 
 def _y_axis(ax, unit: str) -> None:
     if unit == "%":
-        ax.yaxis.set_major_formatter(PercentFormatter(xmax=100))
+        ax.yaxis.set_major_formatter(ticker.PercentFormatter(xmax=100))
     else:
         draw.eng_axis(ax.yaxis, unit)
 
@@ -213,22 +216,31 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None) 
     figure."""
     from lasthop.sweep import SweepResults
 
+    from lasthop.report import plotting_missing
+
     d = Path(directory)
     res = SweepResults.load(d)
     meta = json.loads((d / "sweep.json").read_text())
     metrics = [m for m in METRICS if not res.flows.empty and m[0] in res.flows] if res.params else []
     name = meta.get("scenario_name", "sweep")
-    with draw.Figures(d, progress, len(metrics)) as figs:
-        if metrics:
-            x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
-            facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
-            aggregates = {column: _aggregate(res, column) for column, *_ in metrics}  # here: the drawing is forked
+    missing = plotting_missing()
+    items, note = [], ""
+    if missing is not None:
+        page.clear_figures(d)
+        note = page.not_drawn([f"{what} vs {res.params[0]}" for _, what, _, _ in metrics], missing, "lasthop report <this directory>")
+    else:
+        with draw.Figures(d, progress, len(metrics)) as figs:
+            if metrics:
+                x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
+                facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
+                aggregates = {column: _aggregate(res, column) for column, *_ in metrics}  # here: the drawing is forked
 
-            def draw_metric(column: str, what: str, unit: str, scale: float) -> None:
-                fig, caption = _metric_figure(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:])
-                figs.add(fig, f"sweep_{column}", caption)
+                def draw_metric(column: str, what: str, unit: str, scale: float) -> None:
+                    fig, caption = _metric_figure(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:])
+                    figs.add(fig, f"sweep_{column}", caption)
 
-            figs.draw([functools.partial(draw_metric, *metric) for metric in metrics])
+                figs.draw([functools.partial(draw_metric, *metric) for metric in metrics])
+        items = figs.items
     grids = ", ".join(f"{g['path']} ∈ {{{', '.join(g['values'])}}}" for g in meta["grids"]) or "no grid"
     intro = html.escape(f"{meta['scenario_file']}: {grids}; {meta['seeds']} seed(s); {len(res.flows)} flow rows; "
                         f"{len(res.failed)} failed runs.")
@@ -238,5 +250,5 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None) 
         table = page.section("Failed runs", page.table(cols, [[str(v) for v in r] for r in res.failed.itertuples(index=False)],
                                                        numeric_from=len(cols)))
     out = d / "report.html"
-    out.write_text(page.page(f"lasthop sweep — {name}", intro, figs.items, table))
+    out.write_text(page.page(f"lasthop sweep — {name}", intro, items, table, note))
     return out
