@@ -55,7 +55,7 @@ def test_compare_tables_runs_beside_a_sweeps_mean_and_interval(dirs, tmp_path):
     loss = lasthop.Results.load(dirs / "slow").flow("bulk")["loss_ratio"]
     assert f"{loss * 100:.3g} %" in r.stdout
     figures = {p.name for p in (tmp_path / "cmp" / "figures").iterdir()}
-    assert {"compare-goodput_bps.svg", "compare-loss_ratio.png", "time-goodput_bps.svg"} <= figures
+    assert {"compare-goodput_bps.svg", "compare-loss_ratio.svg", "time-goodput_bps.svg"} <= figures
     assert "compare fast vs slow vs sweep" in (tmp_path / "cmp" / "compare.html").read_text()
 
 

@@ -63,8 +63,23 @@ def test_report_is_self_contained(run_dir):
         assert title in page, title
     for unit in ["time (s)", "throughput at receiver", "one-way delay", "queue length (packets)"]:
         assert unit in page, unit
-    figures = sorted(p.stem for p in (run_dir / "figures").glob("*.png"))
-    assert figures == sorted(DUMBBELL_FIGURES) == sorted(p.stem for p in (run_dir / "figures").glob("*.svg"))
+    # Each figure rendered once, as the SVG the page inlines; PNG only on request (--png).
+    assert sorted(p.stem for p in (run_dir / "figures").glob("*.svg")) == sorted(DUMBBELL_FIGURES)
+    assert not list((run_dir / "figures").glob("*.png"))
+
+
+def test_png_on_request_draws_the_same_figures(run_dir, tmp_path):
+    d = tmp_path / "png"
+    shutil.copytree(run_dir, d)
+    r = lasthop_cli("report", str(d), "--png")
+    assert r.returncode == 0, r.stderr
+    pngs = {p.stem: p.read_bytes() for p in (d / "figures").glob("*.png")}
+    assert sorted(pngs) == sorted(DUMBBELL_FIGURES)
+    assert all(b.startswith(b"\x89PNG") for b in pngs.values())
+    # The SVGs and the page are those of the run, with or without PNGs beside them.
+    for name in DUMBBELL_FIGURES:
+        assert (d / "figures" / f"{name}.svg").read_bytes() == (run_dir / "figures" / f"{name}.svg").read_bytes()
+    assert (d / "report.html").read_bytes() == (run_dir / "report.html").read_bytes()
 
 
 def test_home_flows_of_different_rates_get_their_own_panels(home_dir):
@@ -335,6 +350,6 @@ def test_a_failing_figure_is_redone_here_and_raises_its_error(tmp_path):
     # the child; the build is run again here, so the user sees the error itself rather than a
     # missing figure. The first build's figure is drawn all the same.
     with pytest.raises(ValueError, match="no column 'rtt'"):
-        with draw.Figures(tmp_path) as figs:
+        with draw.Figures(tmp_path, png=True) as figs:
             figs.draw([fine, broken])
     assert (tmp_path / "figures" / "fine.svg").exists() and (tmp_path / "figures" / "fine.png").exists()

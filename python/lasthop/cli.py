@@ -165,6 +165,7 @@ def run(
     set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
+    png: bool = typer.Option(False, "--png", help="The figures as PNG too (figures/*.png, for slides); SVG always."),
     pcap: List[str] = typer.Option([], "--pcap", help="Capture what crosses NODE (or NODE:NEIGHBOUR) into <out>/<node>.pcap (repeatable)."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout and nothing else there (like iperf3 -J)."),
@@ -178,12 +179,15 @@ def run(
         sc = as_scenario(file, **overrides)
         directory = out or Path("results") / safe_name(sc.name)
         check_output(directory, "run", force)  # before the run, not after it
+        preload = _preload_plotting() if report else None
         try:
             res = run_scenario(sc, progress=progress, pcap=pcap)
             progress.writing()
-            res.write(directory, force=force, report=report, progress=progress.report)
+            res.write(directory, force=force, report=report, png=png, progress=progress.report)
         finally:
             progress.close()
+            if preload is not None:  # not left importing while the interpreter exits
+                preload.join()
     except USER_ERRORS as e:
         raise _error(e)
     if json_out:  # the file itself, so that stdout and summary.json never differ
@@ -195,6 +199,24 @@ def run(
     console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})"))
     if report:
         _warn_if_not_drawn()
+
+
+def _preload_plotting():
+    """Imports the report's drawing code (numpy, matplotlib: half a second) in a thread while the
+    simulation runs, which releases the GIL: on a second core the import is then mostly done
+    when the report starts. Returns the thread. A failed import is left to the report, which
+    imports again and says what is missing (lasthop.report.plotting_missing)."""
+    import threading
+
+    def load() -> None:
+        try:
+            import lasthop.report.draw  # noqa: F401
+        except Exception:  # noqa: BLE001 (see above)
+            pass
+
+    thread = threading.Thread(target=load, name="lasthop-preload-plotting", daemon=True)
+    thread.start()
+    return thread
 
 
 def _warn_if_not_drawn() -> None:
@@ -315,7 +337,8 @@ def sweep(
 
 
 @app.command()
-def report(directory: Path = typer.Argument(..., help="A results directory of `lasthop run` or `lasthop sweep`.")) -> None:
+def report(directory: Path = typer.Argument(..., help="A results directory of `lasthop run` or `lasthop sweep`."),
+           png: bool = typer.Option(False, "--png", help="The figures as PNG too (figures/*.png, for slides); SVG always.")) -> None:
     """Regenerate report.html and the figures of a results directory."""
     from lasthop.report import run_report, sweep_report
 
@@ -323,9 +346,9 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
     progress = _LazyProgress()
     try:
         if kind == "sweep":
-            path = sweep_report(directory, progress=progress.report)
+            path = sweep_report(directory, progress=progress.report, png=png)
         elif kind == "run":
-            path = run_report(directory, progress=progress.report)
+            path = run_report(directory, progress=progress.report, png=png)
     finally:
         progress.close()
     if kind not in ("sweep", "run"):

@@ -57,18 +57,53 @@ def trace_file_stem(name: str) -> str:
     return safe_name(name.replace("->", "-to-").replace("/", "__").replace(":", "__"), max_len=150)
 
 
-def _column(kind: str, data: Any, valid: bytes | None) -> pa.Array:
+# Arrow arrays are made from their buffers, not with pa.array: pa.array imports pandas (0.4 s) to
+# ask whether its input is a pandas object, and writing a run needs no pandas.
+
+def _validity(valid: np.ndarray) -> pa.Buffer | None:
+    """Arrow's validity bitmap (bit i set: value i present) of a boolean array; None when all are."""
+    return None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little").tobytes())
+
+
+def _strings(values: list[str | None]) -> pa.Array:
+    data = [b"" if v is None else v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    valid = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    return pa.Array.from_buffers(pa.string(), len(data), [_validity(valid), pa.py_buffer(offsets.tobytes()),
+                                                          pa.py_buffer(b"".join(data))])
+
+
+def arrow_array(values: list, kind: str) -> pa.Array:
+    """A column of Python values (None: missing) of `kind` "int" (int64), "float", "str" or
+    "bool" as an Arrow array."""
     if kind == "str":
-        return pa.array(data, type=pa.string())
-    arr = np.frombuffer(data, dtype="<f8" if kind == "f64" else "<u8")
-    mask = None if valid is None else np.frombuffer(valid, dtype=np.uint8) == 0
-    return pa.array(arr, mask=mask)
+        return _strings(values)
+    valid = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    if kind == "bool":
+        bits = np.packbits(np.array([bool(v) for v in values], dtype=bool), bitorder="little").tobytes()
+        return pa.Array.from_buffers(pa.bool_(), len(values), [_validity(valid), pa.py_buffer(bits)])
+    dtype, arrow_type = (np.int64, pa.int64()) if kind == "int" else (np.float64, pa.float64())
+    data = np.array([0 if v is None else v for v in values], dtype=dtype)
+    return pa.Array.from_buffers(arrow_type, len(values), [_validity(valid), pa.py_buffer(data.tobytes())])
+
+
+def _column(kind: str, data: Any, valid: bytes | None) -> pa.Array:
+    """A column of the core's tables: a list of str, or the bytes of little-endian f64 or u64
+    values with one validity byte per value (0: missing)."""
+    if kind == "str":
+        return _strings(data)
+    dtype, arrow_type = ("<f8", pa.float64()) if kind == "f64" else ("<u8", pa.uint64())
+    n = len(data) // 8
+    bitmap = None if valid is None else _validity(np.frombuffer(valid, dtype=np.uint8) != 0)
+    return pa.Array.from_buffers(arrow_type, n, [bitmap, pa.py_buffer(data)])
 
 
 def tables_from_core(raw: list) -> dict[str, pa.Table]:
     out = {}
     for name, cols in raw:
-        out[name] = pa.table({c: _column(kind, data, valid) for c, kind, data, valid in cols})
+        out[name] = pa.Table.from_arrays([_column(kind, data, valid) for _, kind, data, valid in cols],
+                                         names=[c for c, _, _, _ in cols])
     return out
 
 
@@ -171,9 +206,6 @@ def _value(flow: dict, path: tuple[str, ...]) -> Any:
     return flow
 
 
-_ARROW_TYPES = {"int": "int64", "float": "float64", "str": "string", "bool": "bool_"}
-
-
 def flows_table(summary: dict) -> pa.Table:
     """The flows of a summary as an Arrow table, one row per flow, the columns of flow_columns()
     (summary.json's order; columns no flow has, such as TCP's in a UDP-only run, at the end)."""
@@ -183,7 +215,7 @@ def flows_table(summary: dict) -> pa.Table:
     flows = summary["flows"]
     arrays, fields = [], []
     for c in columns:
-        arrays.append(pa.array([_value(f, c.path) for f in flows], type=getattr(pa, _ARROW_TYPES[c.kind])()))
+        arrays.append(arrow_array([_value(f, c.path) for f in flows], c.kind))
         fields.append(pa.field(c.name, arrays[-1].type, nullable=c.nullable))
     # pandas' own metadata (the format pandas writes): integer columns that may be missing are
     # its nullable Int64, so pd.read_parquet reads integers, not floats with NaN.
@@ -237,17 +269,19 @@ class Results:
                 return f
         raise KeyError(f"no flow {name!r}; flows: {', '.join(f['name'] for f in self.summary['flows'])}")
 
-    def write(self, directory: str | Path, *, force: bool = False, report: bool = False, progress=None) -> Path:
-        """Writes the results directory (and, with `report`, report.html and figures/ in it)
-        atomically; see lasthop.files for where lasthop agrees to write and what `force` does.
-        `progress(done, total, what)` is called as the report's figures are drawn."""
+    def write(self, directory: str | Path, *, force: bool = False, report: bool = False, png: bool = False,
+              progress=None) -> Path:
+        """Writes the results directory (and, with `report`, report.html and figures/ in it, SVG
+        and with `png` PNG too) atomically; see lasthop.files for where lasthop agrees to write
+        and what `force` does. `progress(done, total, what)` is called as the report's figures
+        are drawn."""
 
         def fill(d: Path) -> None:
             self._write_files(d)
             if report:
                 from lasthop.report import run_report
 
-                run_report(d, results=self, progress=progress)
+                run_report(d, results=self, progress=progress, png=png)
 
         d = write_atomically(directory, "run", fill, force=force)
         self.directory = d

@@ -4,9 +4,10 @@ envelopes.
 
 Every figure is the same width with the same left and right margins, so the time axes of a
 run's figures line up when the page shows them one above the other; legends sit in the right
-margin, off the data. Each figure is rendered once per format: the SVG once (written to
-figures/ and inlined in report.html from the same bytes), the PNG once; the figures of a report
-are split over one process per core (Figures).
+margin, off the data. Each figure is rendered once: the SVG, written to figures/ and inlined
+in report.html from the same bytes; a PNG as well only when asked for (``lasthop run --png``,
+``lasthop report --png``: for slides), as it costs twice the SVG (Agg rasterises every glyph and
+line). The figures of a report are split over one process per core (Figures).
 """
 
 from __future__ import annotations
@@ -137,9 +138,9 @@ def plot(ax, series: Raw | Envelope, color, name: str, log: bool = False) -> boo
 
 
 class Figures:
-    """The figures of one report: each saved as figures/<name>.svg and .png, and kept for the
-    page as (name, caption, inline svg) in the order they were asked for. Use as a context
-    manager: leaving it waits for every figure.
+    """The figures of one report: each saved as figures/<name>.svg (and .png with `png`), and
+    kept for the page as (name, caption, inline svg) in the order they were asked for. Use as a
+    context manager: leaving it waits for every figure.
 
     `draw(builds)` runs functions that each draw figures and `add` them. On Linux they are
     split over one process per core, this one and forked children (build i in process i mod n):
@@ -150,13 +151,14 @@ class Figures:
     did not finish is redone here, where its error is raised. Without fork everything is
     rendered in turn."""
 
-    def __init__(self, directory: Path, progress=None, total: int = 0):
+    def __init__(self, directory: Path, progress=None, total: int = 0, png: bool = False):
         self.dir = directory / "figures"
         self.dir.mkdir(parents=True, exist_ok=True)
         for old in [*self.dir.glob("*.svg"), *self.dir.glob("*.png")]:  # an earlier report's figures
             old.unlink()
         self.progress = progress
         self.total = total
+        self.png = png
         self._fork = FORK and hasattr(os, "fork") and PROCESSES > 1
         self._results: dict[int, list[tuple[str, str, str]]] = {}  # build number -> its figures
         self._done = 0
@@ -181,7 +183,7 @@ class Figures:
         self.total = max(self.total, len(builds))
         processes = min(PROCESSES, len(builds)) if self._fork else 1
         if processes > 1:
-            _warm_caches()
+            _warm_caches(self.png)
         for k in range(1, processes):
             mine = list(range(k, len(builds), processes))
             read, write = os.pipe()
@@ -261,11 +263,10 @@ class Figures:
 
     def add(self, fig: Figure, name: str, caption: str) -> None:
         name = safe_name(name)  # flow and link names: the files stay inside figures/
-        path = self.dir / f"{name}.png"
-        if self._current >= 0 or not self._fork:  # in a build: this process renders both
-            _save_png(fig, path)
-        else:
-            self._png(fig, path)
+        if self.png and (self._current >= 0 or not self._fork):  # in a build: this process renders both
+            _save_png(fig, self.dir / f"{name}.png")
+        elif self.png:
+            self._png(fig, self.dir / f"{name}.png")
         buf = io.BytesIO()
         with warnings.catch_warnings():
             # Missing glyphs in a scenario's names: the figure is still right.
@@ -300,7 +301,7 @@ class Figures:
             self._poll(block=True)
 
 
-def _warm_caches() -> None:
+def _warm_caches(png: bool) -> None:
     """Draws a small figure with the reports' kinds of text once here, so forked children
     inherit loaded fonts and layout caches instead of each building its own (0.3 s of CPU
     saved on a six-figure report for 0.1 s spent)."""
@@ -312,7 +313,8 @@ def _warm_caches() -> None:
     fig.suptitle("t", fontsize=11)
     eng_axis(ax.yaxis, "b/s")
     fig.savefig(io.BytesIO(), format="svg", metadata=METADATA_SVG)
-    fig.savefig(io.BytesIO(), format="png", dpi=PNG_DPI, metadata=METADATA_PNG)
+    if png:
+        fig.savefig(io.BytesIO(), format="png", dpi=PNG_DPI, metadata=METADATA_PNG)
 
 
 def _inline(svg: bytes) -> str:

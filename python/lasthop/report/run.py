@@ -408,8 +408,9 @@ def _wlan_tables(s: dict) -> str:
     return "\n".join(out)
 
 
-def run_report(directory: str | Path, results: Results | None = None, progress: ReportProgress | None = None) -> Path:
-    """report.html and figures/ for a `lasthop run` results directory;
+def run_report(directory: str | Path, results: Results | None = None, progress: ReportProgress | None = None,
+               png: bool = False) -> Path:
+    """report.html and figures/ (SVG; with `png` PNG too) for a `lasthop run` results directory;
     `results` (the run just written there) saves reading it back. `progress(done, total, what)`
     after each figure. Without matplotlib the page has the tables and names the figures it lacks."""
     from lasthop.report import plotting_missing
@@ -422,7 +423,7 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
     missing = plotting_missing()
     items, note = [], ""
     if missing is None:
-        with draw.Figures(d, progress, len(planned)) as figs:
+        with draw.Figures(d, progress, len(planned), png=png) as figs:
             rf.figs = figs
             figs.draw([build for _, build in planned])
         items = figs.items

@@ -211,9 +211,9 @@ def _y_axis(ax, unit: str) -> None:
         draw.eng_axis(ax.yaxis, unit)
 
 
-def sweep_report(directory: str | Path, progress: ReportProgress | None = None) -> Path:
-    """report.html and figures/ for a sweep directory; `progress(done, total, what)` after each
-    figure."""
+def sweep_report(directory: str | Path, progress: ReportProgress | None = None, png: bool = False) -> Path:
+    """report.html and figures/ (SVG; with `png` PNG too) for a sweep directory;
+    `progress(done, total, what)` after each figure."""
     from lasthop.sweep import SweepResults
 
     from lasthop.report import plotting_missing
@@ -229,7 +229,7 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None) 
         page.clear_figures(d)
         note = page.not_drawn([f"{what} vs {res.params[0]}" for _, what, _, _ in metrics], missing, "lasthop report <this directory>")
     else:
-        with draw.Figures(d, progress, len(metrics)) as figs:
+        with draw.Figures(d, progress, len(metrics), png=png) as figs:
             if metrics:
                 x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
                 facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
