@@ -1,7 +1,9 @@
 """Modules imported when first used: ``pd = LazyModule("pandas")`` reads like ``import pandas as
 pd`` but costs nothing until an attribute such as ``pd.DataFrame`` is read. ``lasthop --help``,
 ``lasthop scenarios`` and ``import lasthop`` then do not pay the half second that numpy, pandas
-and pyarrow take to import (matplotlib, another half second, is imported only by the reports)."""
+and pyarrow take to import (matplotlib, another half second, is imported only by the reports).
+pandas is not imported by a run at all: pyarrow's ``pa.array`` imports it to ask whether its
+argument is a DataFrame, so lasthop.results builds Arrow arrays from their buffers instead."""
 
 from __future__ import annotations
 
