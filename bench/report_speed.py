@@ -9,8 +9,13 @@ Targets: `lasthop --help` <= 0.3 s; `lasthop run home` <= 1.5 s; the report <= 2
 With --baseline, another lasthop (an older checkout) is measured in the same repetitions,
 alternating with this one, so both see the same load on the machine.
 
+--phases SCENARIO says where one `lasthop run SCENARIO` spends its time instead: each phase timed
+inside a fresh process as the command runs it (imports, simulation, writing, matplotlib's import,
+drawing), medians of --repeats processes.
+
     python bench/report_speed.py [--append BENCHMARKS.md] [--repeats 5] [--long-repeats 3]
     python bench/report_speed.py --baseline "env PYTHONPATH=/tmp/old/python python -m lasthop" --baseline-label 469d902
+    python bench/report_speed.py --phases home [--repeats 7]
 """
 
 from __future__ import annotations
@@ -99,6 +104,53 @@ def table(commands: list[list[str]], repeats: int, long_repeats: int, work: Path
     return rows
 
 
+# One `lasthop run` in the order the command runs it, each phase timed (the preload thread of
+# the command is left out: here matplotlib's import is timed on its own).
+PHASES = r"""
+import sys, time
+t0 = time.perf_counter()
+marks = []
+def mark(what):
+    marks.append((what, time.perf_counter()))
+import lasthop.cli
+mark("typer, rich, lasthop.cli (after the interpreter's own ~0.03 s)")
+from lasthop.runner import as_scenario, run
+sc = as_scenario(sys.argv[1])
+import numpy, pyarrow
+mark("numpy, pyarrow")
+res = run(sc)
+mark("simulation, its tables to Arrow")
+res.write(sys.argv[2], force=True)
+mark("writing summary.json and Parquet")
+from lasthop.report import draw
+mark("matplotlib's import")
+from lasthop.report import run_report
+from pathlib import Path
+run_report(Path(sys.argv[2]), results=res)
+mark("drawing the report (figures in " + str(draw.PROCESSES) + " processes)")
+prev = t0
+for what, t in marks:
+    print(f"{t - prev:.4f}\t{what}")
+    prev = t
+"""
+
+
+def phases(scenario: str, repeats: int, work: Path) -> list[str]:
+    """Median seconds of each phase of `lasthop run SCENARIO` over `repeats` fresh processes."""
+    runs: dict[str, list[float]] = {}
+    for i in range(repeats):
+        out = subprocess.run([sys.executable, "-c", PHASES, scenario, str(work / f"phases-{i}")], capture_output=True,
+                             text=True, check=True).stdout
+        for line in out.strip().splitlines():
+            seconds, what = line.split("\t", 1)
+            runs.setdefault(what, []).append(float(seconds))
+    total = sum(statistics.median(v) for v in runs.values())
+    rows = [f"| {what} | {statistics.median(v):.3f} ({min(v):.3f}–{max(v):.3f}) | {100 * statistics.median(v) / total:.0f} % |"
+            for what, v in runs.items()]
+    return [f"| phase of `lasthop run {scenario}` (in-process) | s, median (min–max) | share |", "|---|---|---|", *rows,
+            f"| sum of the medians | {total:.3f} | |"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--append", type=Path, help="Append the table to this Markdown file.")
@@ -106,7 +158,19 @@ def main() -> None:
     ap.add_argument("--long-repeats", type=int, default=3, help="Repetitions of each one-hour case.")
     ap.add_argument("--baseline", help="Another lasthop command to measure alongside (e.g. an older checkout).")
     ap.add_argument("--baseline-label", default="baseline", help="Its name in the table's heading.")
+    ap.add_argument("--phases", metavar="SCENARIO", help="Time each phase of `lasthop run SCENARIO` instead.")
     args = ap.parse_args()
+    if args.phases:
+        with tempfile.TemporaryDirectory() as d:
+            load = os.getloadavg()[0]
+            text = "\n".join(["", *phases(args.phases, args.repeats, Path(d)), "",
+                              f"(`python bench/report_speed.py --phases {args.phases} --repeats {args.repeats}`; "
+                              f"{os.cpu_count()} cores, load average {load:.1f})", ""])
+        print(text)
+        if args.append:
+            with args.append.open("a") as f:
+                f.write(text)
+        return
     commands = [_default_command()]
     labels = ["this version"]
     if args.baseline:
