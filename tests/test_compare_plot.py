@@ -59,6 +59,16 @@ def test_compare_tables_runs_beside_a_sweeps_mean_and_interval(dirs, tmp_path):
     assert "compare fast vs slow vs sweep" in (tmp_path / "cmp" / "compare.html").read_text()
 
 
+def test_a_sweep_compared_draws_every_metric_against_its_parameter(dirs, tmp_path):
+    # Only sweeps over one first parameter: each metric is drawn against it (this failed from the
+    # second metric on while the parameter was popped from a set once per metric).
+    r = lasthop_cli("compare", str(dirs / "sweep"), "-m", "goodput_bps", "-m", "loss_ratio", "--out", str(tmp_path / "cmp"))
+    assert r.returncode == 0, r.stderr
+    for metric in ["goodput_bps", "loss_ratio"]:
+        svg = (tmp_path / "cmp" / "figures" / f"compare-{metric}.svg").read_text()
+        assert "links.bottleneck.loss" in svg, metric
+
+
 def test_compare_names_what_is_wrong(dirs, tmp_path):
     r = lasthop_cli("compare", str(dirs / "fats"))
     assert r.returncode == 2 and r.stderr.startswith(f"error: {dirs / 'fats'}: no such directory; did you mean {dirs / 'fast'}?")
