@@ -196,7 +196,7 @@ def write_figures(sources: list[Source], table, out: Path) -> Path:
     if missing is not None:
         page.clear_figures(out)
         wanted = [f"{m} per flow" + (f"; {INTERVAL_COLUMN[m]} over time" if runs and m in INTERVAL_COLUMN else "") for m in metrics]
-        note = page.not_drawn(wanted, missing, "lasthop compare " + " ".join(str(s.directory) for s in sources))
+        note = page.not_drawn(wanted, missing, "lasthop compare ... (the same arguments)")
     else:
         from lasthop.report import draw
 
