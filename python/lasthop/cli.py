@@ -179,15 +179,12 @@ def run(
         sc = as_scenario(file, **overrides)
         directory = out or Path("results") / safe_name(sc.name)
         check_output(directory, "run", force)  # before the run, not after it
-        preload = _preload_plotting() if report else None
         try:
             res = run_scenario(sc, progress=progress, pcap=pcap)
             progress.writing()
             res.write(directory, force=force, report=report, png=png, progress=progress.report)
         finally:
             progress.close()
-            if preload is not None:  # not left importing while the interpreter exits
-                preload.join()
     except USER_ERRORS as e:
         raise _error(e)
     if json_out:  # the file itself, so that stdout and summary.json never differ
@@ -199,24 +196,6 @@ def run(
     console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})"))
     if report:
         _warn_if_not_drawn()
-
-
-def _preload_plotting():
-    """Imports the report's drawing code (numpy, matplotlib: half a second) in a thread while the
-    simulation runs, which releases the GIL: on a second core the import is then mostly done
-    when the report starts. Returns the thread. A failed import is left to the report, which
-    imports again and says what is missing (lasthop.report.plotting_missing)."""
-    import threading
-
-    def load() -> None:
-        try:
-            import lasthop.report.draw  # noqa: F401
-        except Exception:  # noqa: BLE001 (see above)
-            pass
-
-    thread = threading.Thread(target=load, name="lasthop-preload-plotting", daemon=True)
-    thread.start()
-    return thread
 
 
 def _warn_if_not_drawn() -> None:
