@@ -104,8 +104,7 @@ def table(commands: list[list[str]], repeats: int, long_repeats: int, work: Path
     return rows
 
 
-# One `lasthop run` in the order the command runs it, each phase timed (the preload thread of
-# the command is left out: here matplotlib's import is timed on its own).
+# One `lasthop run` in the order the command runs it, each phase timed.
 PHASES = r"""
 import sys, time
 t0 = time.perf_counter()
