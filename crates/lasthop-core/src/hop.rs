@@ -9,7 +9,9 @@
 //!   TTI boundary, a contention decision, a PDU batch arriving); deliveries after propagation
 //!   ([`HopEvent::Arrive`]) or at once ([`HopEvent::Deliver`], the RLC receiver's in-order
 //!   release); drops with their cause ([`HopEvent::Drop`]); and, for captures, when a packet
-//!   first goes on the medium ([`HopEvent::Transmit`]).
+//!   first goes on the medium ([`HopEvent::Transmit`]), only while the driver asks for them
+//!   ([`Hop::report_transmits`]; on by default) — a simulation without captures turns them off,
+//!   so no packet pays for an event nobody reads.
 //!
 //! Wakes are requests, not cancellable timers: a model that moves a deadline earlier asks again
 //! and ignores the superseded wake when it comes (the DCF's generation, the RLC's clocks). The
@@ -93,6 +95,15 @@ impl Hop {
             Hop::Wired(c) => c.poll(now, out),
             Hop::Wlan(w) => w.poll(now, token, out),
             Hop::Rlc(r) => r.poll(now, token, out),
+        }
+    }
+
+    /// Whether the hop emits [`HopEvent::Transmit`] (for captures); on when a model is built.
+    pub fn report_transmits(&mut self, on: bool) {
+        match self {
+            Hop::Wired(c) => c.transmits = on,
+            Hop::Wlan(w) => w.transmits = on,
+            Hop::Rlc(r) => r.transmits = on,
         }
     }
 

@@ -40,6 +40,8 @@ pub struct Channel {
     pub trace: Option<QueueTrace>,
     /// Reused for the AQM's drops at each dequeue (no allocation per packet).
     aqm_drops: Vec<Queued<PacketRef>>,
+    /// Whether [`HopEvent::Transmit`] is emitted ([`crate::hop::Hop::report_transmits`]).
+    pub transmits: bool,
 }
 
 /// What a channel counts while it runs.
@@ -70,6 +72,7 @@ impl Channel {
             stats: ChannelStats::default(),
             trace: None,
             aqm_drops: Vec::new(),
+            transmits: true,
         }
     }
 
@@ -78,7 +81,9 @@ impl Channel {
     pub fn accept(&mut self, now: Time, o: Offer, out: &mut Vec<HopEvent>) {
         if self.in_service.is_none() {
             self.in_service = Some(o.pkt);
-            out.push(HopEvent::Transmit { pkt: o.pkt, from: 0, to: 1, at: now });
+            if self.transmits {
+                out.push(HopEvent::Transmit { pkt: o.pkt, from: 0, to: 1, at: now });
+            }
             out.push(HopEvent::Wake { at: now + self.start_service(o.bytes), token: 0 });
         } else if let Some(victim) = self.push(now, o.pkt, o.bytes, o.flow) {
             out.push(HopEvent::Drop { pkt: victim, cause: DropCause::Queue });
@@ -96,7 +101,9 @@ impl Channel {
         let mut aqm = std::mem::take(&mut self.aqm_drops);
         if let Some(next) = self.pop(now, &mut aqm) {
             self.in_service = Some(next.item);
-            out.push(HopEvent::Transmit { pkt: next.item, from: 0, to: 1, at: now });
+            if self.transmits {
+                out.push(HopEvent::Transmit { pkt: next.item, from: 0, to: 1, at: now });
+            }
             out.push(HopEvent::Wake { at: now + self.start_service(next.bytes), token: 0 });
         }
         if !aqm.is_empty() {

@@ -25,11 +25,13 @@ pub struct RlcHop {
     last_tick: Option<Time>,
     rx_wake: Option<Time>,
     rlc_out: Vec<RlcOutput>,
+    /// Whether [`HopEvent::Transmit`] is emitted ([`crate::hop::Hop::report_transmits`]).
+    pub transmits: bool,
 }
 
 impl RlcHop {
     pub fn new(name: String, rlc: RlcAm) -> Self {
-        RlcHop { name, rlc, next_tick: None, last_tick: None, rx_wake: None, rlc_out: Vec::new() }
+        RlcHop { name, rlc, next_tick: None, last_tick: None, rx_wake: None, rlc_out: Vec::new(), transmits: true }
     }
 
     /// Buffers the SDU (a full buffer drops it) and starts the TTI clock.
@@ -101,13 +103,16 @@ impl RlcHop {
     }
 
     fn emit(&mut self, now: Time, rlc_out: &mut Vec<RlcOutput>, out: &mut Vec<HopEvent>) {
-        out.extend(rlc_out.iter().map(|&o| match o {
-            RlcOutput::Arrival { id, at } => HopEvent::Wake { at, token: ARRIVAL + id },
-            RlcOutput::Deliver { pkt } => HopEvent::Deliver { pkt, from: 0, to: 1 },
-            RlcOutput::Transmit { pkt } => HopEvent::Transmit { pkt, from: 0, to: 1, at: now },
-            RlcOutput::Discarded { pkt } => HopEvent::Drop { pkt, cause: DropCause::RetryLimit },
-            RlcOutput::OutOfOrder { pkt } => HopEvent::Drop { pkt, cause: DropCause::OutOfOrder },
-        }));
+        for &o in rlc_out.iter() {
+            out.push(match o {
+                RlcOutput::Arrival { id, at } => HopEvent::Wake { at, token: ARRIVAL + id },
+                RlcOutput::Deliver { pkt } => HopEvent::Deliver { pkt, from: 0, to: 1 },
+                RlcOutput::Transmit { .. } if !self.transmits => continue,
+                RlcOutput::Transmit { pkt } => HopEvent::Transmit { pkt, from: 0, to: 1, at: now },
+                RlcOutput::Discarded { pkt } => HopEvent::Drop { pkt, cause: DropCause::RetryLimit },
+                RlcOutput::OutOfOrder { pkt } => HopEvent::Drop { pkt, cause: DropCause::OutOfOrder },
+            });
+        }
         rlc_out.clear();
     }
 }

@@ -16,11 +16,13 @@ pub struct WlanHop {
     generation: u32,
     scheduled: Option<Time>,
     mac_out: Vec<MacOutput>,
+    /// Whether [`HopEvent::Transmit`] is emitted ([`crate::hop::Hop::report_transmits`]).
+    pub transmits: bool,
 }
 
 impl WlanHop {
     pub fn new(name: String, dcf: Dcf) -> Self {
-        WlanHop { name, dcf, generation: 0, scheduled: None, mac_out: Vec::new() }
+        WlanHop { name, dcf, generation: 0, scheduled: None, mac_out: Vec::new(), transmits: true }
     }
 
     /// Queues the frame at station `o.from`; only a frame that became its station's head can
@@ -43,12 +45,15 @@ impl WlanHop {
         self.scheduled = None;
         let mut mac = std::mem::take(&mut self.mac_out);
         self.dcf.decide(now, &mut mac);
-        out.extend(mac.iter().map(|&o| match o {
-            MacOutput::Deliver { pkt, from, to, at } => HopEvent::Arrive { pkt, from, to, at },
-            MacOutput::Transmit { pkt, from, to, at } => HopEvent::Transmit { pkt, from, to, at },
-            MacOutput::RetryDrop { pkt } => HopEvent::Drop { pkt, cause: DropCause::RetryLimit },
-            MacOutput::QueueDrop { pkt } => HopEvent::Drop { pkt, cause: DropCause::Queue },
-        }));
+        for &o in &mac {
+            out.push(match o {
+                MacOutput::Deliver { pkt, from, to, at } => HopEvent::Arrive { pkt, from, to, at },
+                MacOutput::Transmit { .. } if !self.transmits => continue,
+                MacOutput::Transmit { pkt, from, to, at } => HopEvent::Transmit { pkt, from, to, at },
+                MacOutput::RetryDrop { pkt } => HopEvent::Drop { pkt, cause: DropCause::RetryLimit },
+                MacOutput::QueueDrop { pkt } => HopEvent::Drop { pkt, cause: DropCause::Queue },
+            });
+        }
         mac.clear();
         self.mac_out = mac;
         self.schedule(now, out);

@@ -84,6 +84,10 @@ impl Simulation {
         }
         let processors = attach_processors(&scenario, &topo, &rng);
         let chains = interface_chains(&processors, n);
+        // Transmit events feed captures only; `add_capture` turns them on.
+        for slot in &mut hops {
+            slot.hop.report_transmits(false);
+        }
         let end = Time(scenario.simulation.duration.0);
         let interval = scenario.simulation.interval;
         let net = Network {

@@ -25,6 +25,9 @@ impl Simulation {
             }
         };
         self.net.captures.push(Capture { node: node_id, peer: peer_id, pcap: crate::pcap::PcapWriter::new() });
+        for slot in &mut self.net.hops {
+            slot.hop.report_transmits(true);
+        }
         Ok(self.net.captures.len() - 1)
     }
 
