@@ -27,6 +27,10 @@ impl PacketArena {
     pub fn get(&self, id: u32) -> &Packet {
         &self.slots[id as usize]
     }
+    /// The packet `id`, for a processor to rewrite in place.
+    pub fn get_mut(&mut self, id: u32) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
     /// Removes a packet, returning a copy of it.
     pub fn take(&mut self, id: u32) -> Packet {
         self.free.push(id);

@@ -160,8 +160,10 @@ struct Network {
     /// Every link model: wired channels (links in order, a -> b then b -> a, then W-CDMA
     /// uplinks modelled as links), then WLANs, then W-CDMA RLC directions.
     hops: Vec<HopSlot>,
-    /// Event buffers for hops, reused (a hop's events can make another hop act at once).
-    hop_bufs: Vec<Vec<HopEvent>>,
+    /// The hops' events, a stack shared by all of them: a hop appends its events, the
+    /// simulator carries them out and removes them (a hop's events can make another hop act
+    /// at once, whose events go above them). One buffer, reused: no allocation per packet.
+    hop_out: Vec<HopEvent>,
     /// routes[node * n + dst] = where node sends packets for dst.
     routes: Vec<Egress>,
     /// Packet processors (SAP-LAW, Snoop, error generators, in that order of attachment).

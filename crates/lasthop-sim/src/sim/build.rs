@@ -93,7 +93,7 @@ impl Simulation {
         let net = Network {
             packets: PacketArena::default(),
             hops,
-            hop_bufs: Vec::new(),
+            hop_out: Vec::new(),
             routes,
             processors,
             chains,

@@ -36,19 +36,20 @@ impl Simulation {
         self.net.captures[i].pcap.file()
     }
 
-    /// A packet reaching `node` from `from` runs the processors of that interface bottom-up: a
-    /// Snoop agent may retransmit locally and absorb a duplicate ACK. True if it goes no further.
-    pub(super) fn ingress_absorbs(&mut self, node: u32, from: u32, p: &mut Packet) -> bool {
+    /// Packet `id` reaching `node` from `from` runs the processors of that interface bottom-up:
+    /// a Snoop agent may retransmit locally and absorb a duplicate ACK. True if it goes no
+    /// further (it has then left the arena).
+    pub(super) fn ingress_absorbs(&mut self, node: u32, from: u32, id: u32) -> bool {
         let iface = node as usize * self.net.n_nodes + from as usize;
         for pos in (0..self.net.chains[iface].len()).rev() {
             let k = self.net.chains[iface][pos] as usize;
             let mut emit = std::mem::take(&mut self.net.emitted);
-            let verdict = self.net.processors[k].processor.ingress(self.now, p, &mut emit);
+            let verdict = self.net.processors[k].processor.ingress(self.now, self.net.packets.get_mut(id), &mut emit);
             self.send_emitted(k, &mut emit);
             self.net.emitted = emit;
             self.arm_processor(k);
             if let Verdict::Drop(cause) = verdict {
-                self.drop_packet(p, cause);
+                self.discard(id, cause);
                 return true;
             }
         }
@@ -71,7 +72,8 @@ impl Simulation {
             let next = self.net.next_node[node as usize * self.net.n_nodes + q.dst as usize];
             let chain = &self.net.chains[node as usize * self.net.n_nodes + next as usize];
             let below = chain.iter().position(|&x| x as usize == k).map_or(0, |i| i + 1);
-            self.pass_down(node, next, below, q);
+            let id = self.net.packets.insert(q);
+            self.pass_down(node, next, below, id);
         }
     }
 
@@ -107,70 +109,83 @@ impl Simulation {
 
     /// Hands a packet to the network at `node`, through its interface towards the next node.
     pub(super) fn send_from(&mut self, node: u32, p: Packet) {
-        let next = self.net.next_node[node as usize * self.net.n_nodes + p.dst as usize];
-        self.pass_down(node, next, 0, p);
+        let dst = p.dst;
+        let id = self.net.packets.insert(p);
+        self.forward(node, dst, id);
+    }
+
+    /// Sends packet `id` (in the arena) on from `node` towards `dst`: it stays in its slot from
+    /// the sender's interface to the receiver, so a forwarding node copies nothing.
+    fn forward(&mut self, node: u32, dst: u32, id: u32) {
+        let next = self.net.next_node[node as usize * self.net.n_nodes + dst as usize];
+        self.pass_down(node, next, 0, id);
     }
 
     /// The interface of `node` towards `next`: its processors from chain position `pos` down
     /// (top-down as in paper 003's Fig. 3: SAP-LAW, then Snoop, which caches what it sees, then
     /// the packet error generator, so Snoop can repair its drops), then the hop (a capture on
     /// the interface records the packet when the hop puts it on the medium).
-    pub(super) fn pass_down(&mut self, node: u32, next: u32, pos: usize, mut p: Packet) {
+    pub(super) fn pass_down(&mut self, node: u32, next: u32, pos: usize, id: u32) {
         if !self.net.chains.is_empty() {
             let iface = node as usize * self.net.n_nodes + next as usize;
             for i in pos..self.net.chains[iface].len() {
                 let k = self.net.chains[iface][i] as usize;
-                let verdict = self.net.processors[k].processor.egress(self.now, &mut p);
+                let verdict = self.net.processors[k].processor.egress(self.now, self.net.packets.get_mut(id));
                 self.arm_processor(k);
                 if let Verdict::Drop(cause) = verdict {
-                    self.drop_packet(&p, cause);
+                    self.discard(id, cause);
                     return;
                 }
             }
         }
-        self.route(node as usize * self.net.n_nodes + p.dst as usize, p);
+        self.route(node, id);
     }
 
-    pub(super) fn route(&mut self, key: usize, p: Packet) {
-        let Egress::Hop { hop, from, to } = self.net.routes[key] else { unreachable!("validated: every flow has a route") };
+    /// Offers packet `id` to the hop `node` sends its destination's packets on.
+    fn route(&mut self, node: u32, id: u32) {
+        let p = self.net.packets.get(id);
+        let Egress::Hop { hop, from, to } = self.net.routes[node as usize * self.net.n_nodes + p.dst as usize] else {
+            unreachable!("validated: every flow has a route")
+        };
         let h = hop as usize;
-        let flow = if self.net.hops[h].hop.is_fair(from) { flow_key(&p) } else { 0 };
+        let flow = if self.net.hops[h].hop.is_fair(from) { flow_key(p) } else { 0 };
         let class = match p.proto {
             Protocol::Tcp => TrafficClass::Tcp,
             Protocol::Udp => TrafficClass::Udp,
         };
-        let (bytes, uid) = (p.wire_len(), p.uid);
-        let offer = Offer { pkt: self.net.packets.insert(p), bytes, class, flow, uid, from, to };
-        let mut out = self.net.hop_bufs.pop().unwrap_or_default();
-        self.net.hops[h].hop.accept(self.now, offer, &mut out);
-        self.on_hop_events(h, &mut out);
-        self.net.hop_bufs.push(out);
+        let offer = Offer { pkt: id, bytes: p.wire_len(), class, flow, uid: p.uid, from, to };
+        let start = self.net.hop_out.len();
+        self.net.hops[h].hop.accept(self.now, offer, &mut self.net.hop_out);
+        self.on_hop_events(h, start);
     }
 
     /// A hop's wake with `token` is due.
     pub(super) fn on_hop_wake(&mut self, h: usize, token: u64) {
-        let mut out = self.net.hop_bufs.pop().unwrap_or_default();
-        self.net.hops[h].hop.poll(self.now, token, &mut out);
+        let start = self.net.hop_out.len();
+        self.net.hops[h].hop.poll(self.now, token, &mut self.net.hop_out);
         if !self.live_awnd.is_empty() && matches!(self.net.hops[h].hop, Hop::Rlc(_)) && RlcHop::is_arrival(token) {
             self.update_live_awnd(h);
         }
-        self.on_hop_events(h, &mut out);
-        self.net.hop_bufs.push(out);
+        self.on_hop_events(h, start);
     }
 
-    /// Carries out what hop `h` asked for, in its order.
-    pub(super) fn on_hop_events(&mut self, h: usize, out: &mut Vec<HopEvent>) {
+    /// Carries out what hop `h` asked for (its events from `start` on in the shared buffer), in
+    /// its order. The buffer is a stack: an event that makes another hop act at once (a
+    /// delivery forwarded on) appends that hop's events above these and removes them again.
+    fn on_hop_events(&mut self, h: usize, start: usize) {
         // By index, not `drain`: the events are `Copy` and this runs for every packet at every
         // hop (a `Drain` cost ~60 instructions per call here; callgrind, bench dumbbell-100s-10M).
-        for i in 0..out.len() {
-            match out[i] {
+        for i in start..self.net.hop_out.len() {
+            match self.net.hop_out[i] {
                 HopEvent::Wake { at, token } => self.events.schedule(at, Event::HopWake { hop: h as u32, token }),
                 HopEvent::Arrive { pkt, from, to, at } => {
-                    let (node, from) = (self.net.hops[h].nodes[to as usize], self.net.hops[h].nodes[from as usize]);
+                    let nodes = &self.net.hops[h].nodes;
+                    let (node, from) = (nodes[to as usize], nodes[from as usize]);
                     self.events.schedule(at, Event::NodeArrive { node, from, pkt });
                 }
                 HopEvent::Deliver { pkt, from, to } => {
-                    let (node, from) = (self.net.hops[h].nodes[to as usize], self.net.hops[h].nodes[from as usize]);
+                    let nodes = &self.net.hops[h].nodes;
+                    let (node, from) = (nodes[to as usize], nodes[from as usize]);
                     self.on_node_arrive(node, from, pkt);
                 }
                 HopEvent::Drop { pkt, cause } => self.discard(pkt, cause),
@@ -183,7 +198,7 @@ impl Simulation {
                 }
             }
         }
-        out.clear();
+        self.net.hop_out.truncate(start);
     }
 
     /// Interlayer collaboration (Koga et al.): receivers behind RLC hop `h` recompute their
@@ -208,17 +223,18 @@ impl Simulation {
     /// Packet `id` reaches `node` from its neighbour `from` (over any kind of hop): captured,
     /// shown to a Snoop agent on that interface, then delivered or forwarded.
     pub(super) fn on_node_arrive(&mut self, node: u32, from: u32, id: u32) {
-        let mut p = self.net.packets.take(id);
         if !self.net.captures.is_empty() {
+            let p = *self.net.packets.get(id);
             self.capture(self.now, node, from, &p);
         }
-        if !self.net.chains.is_empty() && self.ingress_absorbs(node, from, &mut p) {
+        if !self.net.chains.is_empty() && self.ingress_absorbs(node, from, id) {
             return;
         }
+        let dst = self.net.packets.get(id).dst;
         let packet_cost = self.hosts.devices[node as usize].packet_cost;
-        if p.dst == node && packet_cost.0 > 0 {
-            // The host's stack takes the packet when its CPU gets to it (interrupt level).
-            let id = self.net.packets.insert(p);
+        if dst == node && packet_cost.0 > 0 {
+            // The host's stack takes the packet when its CPU gets to it (interrupt level); it
+            // waits in the arena.
             let cpu = &mut self.hosts.cpus[node as usize];
             let (done, stretched) = cpu.packet(self.now, packet_cost);
             if stretched {
@@ -226,10 +242,11 @@ impl Simulation {
                 self.events.schedule(at, Event::CpuDone { node, generation });
             }
             self.events.schedule(done, Event::HostDeliver { pkt: id });
-        } else if p.dst == node {
+        } else if dst == node {
+            let p = self.net.packets.take(id);
             self.deliver(p);
         } else {
-            self.send_from(node, p);
+            self.forward(node, dst, id);
         }
     }
 
