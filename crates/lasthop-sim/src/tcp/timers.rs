@@ -44,8 +44,21 @@ pub struct Timers {
 impl TcpSocket {
     /// The earliest pending timer, if any.
     pub fn poll_deadline(&self) -> Option<Time> {
-        let pace = self.timers.pace_at.filter(|_| self.has_unsent());
-        [self.timers.rto, self.timers.persist, self.timers.delack, pace].into_iter().flatten().min()
+        // A plain min over the fixed fields (asked after every segment: an iterator over the
+        // array cost ~28 instructions a call; callgrind, bench dumbbell-100s-10M).
+        fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, None) => x,
+                (None, y) => y,
+            }
+        }
+        let t = &self.timers;
+        let d = earlier(earlier(t.rto, t.persist), t.delack);
+        match t.pace_at {
+            Some(p) if self.has_unsent() => earlier(d, Some(p)),
+            _ => d,
+        }
     }
 
     /// Runs every timer that has expired at `now`.
