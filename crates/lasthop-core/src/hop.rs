@@ -81,6 +81,7 @@ pub enum Hop {
 
 impl Hop {
     /// Offers a packet at `now`; what follows is appended to `out`.
+    #[inline]
     pub fn accept(&mut self, now: Time, offer: Offer, out: &mut Vec<HopEvent>) {
         match self {
             Hop::Wired(c) => c.accept(now, offer, out),
@@ -90,6 +91,7 @@ impl Hop {
     }
 
     /// The wake with `token` is due at `now`.
+    #[inline]
     pub fn poll(&mut self, now: Time, token: u64, out: &mut Vec<HopEvent>) {
         match self {
             Hop::Wired(c) => c.poll(now, out),
@@ -108,6 +110,7 @@ impl Hop {
     }
 
     /// True when packets from member `from` are queued by flow, so [`Offer::flow`] matters.
+    #[inline]
     pub fn is_fair(&self, from: u16) -> bool {
         match self {
             Hop::Wired(c) => c.qdisc.is_fair(),

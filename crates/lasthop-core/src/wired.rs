@@ -78,6 +78,7 @@ impl Channel {
 
     /// Serializes the packet at once if the line is idle, else queues it (a tail drop is
     /// reported as a queue drop).
+    #[inline]
     pub fn accept(&mut self, now: Time, o: Offer, out: &mut Vec<HopEvent>) {
         if self.in_service.is_none() {
             self.in_service = Some(o.pkt);
@@ -91,6 +92,7 @@ impl Channel {
     }
 
     /// The packet in service is serialized: it is lost or propagates; the next one starts.
+    #[inline]
     pub fn poll(&mut self, now: Time, out: &mut Vec<HopEvent>) {
         let done = self.in_service.take().expect("a channel wakes only with a packet in service");
         self.stats.tx_packets += 1;
