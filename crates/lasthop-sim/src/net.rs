@@ -31,6 +31,11 @@ impl PacketArena {
     pub fn get_mut(&mut self, id: u32) -> &mut Packet {
         &mut self.slots[id as usize]
     }
+    /// Removes a packet; it can be read until the next insert reuses its slot.
+    pub fn free(&mut self, id: u32) -> &Packet {
+        self.free.push(id);
+        &self.slots[id as usize]
+    }
     /// Removes a packet, returning a copy of it.
     pub fn take(&mut self, id: u32) -> Packet {
         self.free.push(id);

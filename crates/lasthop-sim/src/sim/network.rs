@@ -250,17 +250,16 @@ impl Simulation {
         }
     }
 
-    /// Takes packet `id` out of the network as lost for `cause`.
+    /// Takes packet `id` out of the network as lost for `cause` (read in its freed slot: no
+    /// copy of the packet).
     pub(super) fn discard(&mut self, id: u32, cause: DropCause) {
-        let p = self.net.packets.take(id);
-        self.drop_packet(&p, cause);
-    }
-
-    pub(super) fn drop_packet(&mut self, p: &Packet, cause: DropCause) {
+        let p = self.net.packets.free(id);
         let now = self.now;
-        self.meter(p).on_dropped(now, cause);
         let f = &mut self.flows[p.flow as usize];
-        if p.dst == f.dst {
+        let forward = p.dst == f.dst;
+        let meter = if forward { &mut f.forward } else { &mut f.reverse };
+        meter.on_dropped(now, cause);
+        if forward {
             if let Some(r) = f.records.as_mut() {
                 r.pkt_seq.push(p.pkt_seq as u64);
                 r.sent_ns.push(p.sent_at.0);
