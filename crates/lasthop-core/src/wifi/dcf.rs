@@ -55,7 +55,8 @@ pub struct Frame {
     pub to: u16,
     /// Set once the receiver has the packet (its ACK may still be lost and the frame retried).
     pub delivered: bool,
-    /// Set once its data frame first went on the air (what a capture at the sender records).
+    /// Set once its data frame first went on the air (what a capture at the sender records);
+    /// a frame enqueued with it set is never reported as [`MacOutput::Transmit`].
     pub transmitted: bool,
     /// Flow key for fair queueing.
     pub flow: u32,

@@ -28,7 +28,10 @@ impl WlanHop {
     /// Queues the frame at station `o.from`; only a frame that became its station's head can
     /// move the next transmission earlier.
     pub fn accept(&mut self, now: Time, o: Offer, out: &mut Vec<HopEvent>) {
-        let frame = Frame { pkt: o.pkt, uid: o.uid, ip_bytes: o.bytes, to: o.to, delivered: false, transmitted: false, flow: o.flow };
+        // Without Transmit events, the frame counts as already reported: the MAC then never
+        // produces the output this adapter would discard.
+        let transmitted = !self.transmits;
+        let frame = Frame { pkt: o.pkt, uid: o.uid, ip_bytes: o.bytes, to: o.to, delivered: false, transmitted, flow: o.flow };
         if let Some(victim) = self.dcf.enqueue(now, o.from as usize, frame) {
             out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
         }
