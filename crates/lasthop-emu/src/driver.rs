@@ -1,0 +1,399 @@
+//! The real-time driver of the hop contract (`lasthop_core::hop`): reads real packets from the
+//! endpoints' TUN devices, offers them to the scenario's hop models at the time they were read,
+//! keeps each packet's bytes in an arena slot named by its `PacketRef` while the model holds
+//! it, and writes it to the destination's TUN device when the model says it arrives — after
+//! the model's queueing, serialization, contention, retransmissions and propagation.
+//!
+//! Time: `Time` is nanoseconds of `CLOCK_MONOTONIC` since the emulation started. A model's wake
+//! is polled with its *scheduled* time, not the (slightly later) time the thread woke up, so
+//! the model's own schedule never drifts (a 10 Mb/s serializer stays exactly 10 Mb/s); only the
+//! release of bytes to the kernel is late, by the wake-up latency, which is measured and
+//! reported (`release_lateness`). Packets read in one pass are offered at one `now` taken after
+//! the due wakes ran, so model time never goes backwards.
+//!
+//! The loop: run the wakes and arrivals that are due (a binary heap ordered by time, then
+//! insertion); read every TUN device until it is empty (a batch per wake-up); `ppoll` on the
+//! devices with a nanosecond timeout to the next due event (timer slack set to 1 ns). One
+//! thread, no allocation per packet (slots are reused; event buffers are reused).
+//!
+//! Malformed input from a namespace — truncated headers, lengths that disagree, bad options,
+//! non-IPv4, addresses outside the scenario — is counted and dropped, never a panic: TCP and UDP
+//! go through `wire::parse`, other IPv4 (ICMP: ping) through etherparse's header check.
+//! Left out: packet processors (SAP-LAW, Snoop, error generator) on the real path, pcap.
+
+use crate::network::{Egress, Network};
+use crate::observe::{Observer, Tag};
+use crate::tun::Tun;
+use lasthop_core::hop::{HopEvent, Offer, TrafficClass};
+use lasthop_core::metrics::DropCause;
+use lasthop_core::packet::{PacketMeta, Protocol};
+use lasthop_core::wire;
+use lasthop_core::wired::flow_key;
+use lasthop_core::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Longest sleep between two checks of the stop flag.
+const MAX_SLEEP_NS: u64 = 5_000_000;
+/// Packets read from one device per pass before the others get their turn.
+const BATCH: usize = 64;
+
+/// One packet's bytes and what the driver knows of it.
+#[derive(Debug)]
+struct Slot {
+    buf: Box<[u8]>,
+    len: usize,
+    read_at: Time,
+    dst: u32,
+    tag: Tag,
+    /// Fair-queueing key and traffic class, for every hop on the way.
+    key: u32,
+    class: TrafficClass,
+}
+
+/// Packet storage: slots reused through a free list; a `PacketRef` is a slot index.
+#[derive(Debug, Default)]
+struct Arena {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    slot_bytes: usize,
+}
+
+impl Arena {
+    fn alloc(&mut self) -> u32 {
+        if let Some(i) = self.free.pop() {
+            return i;
+        }
+        let buf = vec![0u8; self.slot_bytes].into_boxed_slice();
+        self.slots.push(Slot { buf, len: 0, read_at: Time::ZERO, dst: 0, tag: Tag::NONE, key: 0, class: TrafficClass::Udp });
+        (self.slots.len() - 1) as u32
+    }
+    fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+    fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// What the driver counted, for the run report's `emulator` section.
+#[derive(Clone, Debug, Default)]
+pub struct DriverStats {
+    pub packets_read: u64,
+    pub packets_written: u64,
+    /// Bytes from a namespace that are not an IPv4 packet lasthop can route.
+    pub malformed: u64,
+    /// IPv4 packets to an address that is no endpoint of the scenario (or the sender itself).
+    pub unroutable: u64,
+    /// Packets that belong to no flow (a ping, a shell's traffic), routed all the same.
+    pub other_packets: u64,
+    pub write_errors: u64,
+    /// How late packets were written after the time the model scheduled, ns: a histogram in
+    /// powers of two (bucket k holds lateness in [2^(k-1), 2^k)), and the maximum.
+    pub lateness_log2: [u64; 32],
+    pub lateness_max_ns: u64,
+    pub wakeups: u64,
+}
+
+impl DriverStats {
+    fn late(&mut self, ns: u64) {
+        let k = (64 - ns.leading_zeros()) as usize;
+        self.lateness_log2[k.min(31)] += 1;
+        self.lateness_max_ns = self.lateness_max_ns.max(ns);
+    }
+
+    /// The lateness below which a fraction `q` of releases fell: the upper edge of its bucket.
+    pub fn lateness_quantile_ns(&self, q: f64) -> Option<u64> {
+        let total: u64 = self.lateness_log2.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let mut seen = 0;
+        for (k, &c) in self.lateness_log2.iter().enumerate() {
+            seen += c;
+            if seen as f64 >= q * total as f64 {
+                return Some(if k == 0 { 0 } else { (1u64 << k).min(self.lateness_max_ns) });
+            }
+        }
+        Some(self.lateness_max_ns)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Due {
+    Wake { hop: u32, token: u64 },
+    Arrive { node: u32, pkt: u32 },
+}
+
+/// The emulated network between the TUN devices.
+pub struct Driver {
+    pub net: Network,
+    /// Per node, its TUN device (endpoints only).
+    tuns: Vec<Option<Tun>>,
+    arena: Arena,
+    heap: BinaryHeap<Reverse<(Time, u64, Due)>>,
+    seq: u64,
+    out: Vec<HopEvent>,
+    spare: Vec<Vec<HopEvent>>,
+    pub observer: Observer,
+    next_uid: u64,
+    t0: Instant,
+    pub end: Time,
+    pub stats: DriverStats,
+    /// The model time last handed to a hop (never decreases).
+    model_now: Time,
+}
+
+impl Driver {
+    pub fn new(net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time) -> Driver {
+        Driver {
+            net,
+            tuns,
+            arena: Arena { slot_bytes, ..Arena::default() },
+            heap: BinaryHeap::new(),
+            seq: 0,
+            out: Vec::new(),
+            spare: Vec::new(),
+            observer,
+            next_uid: 0,
+            t0,
+            end,
+            stats: DriverStats::default(),
+            model_now: Time::ZERO,
+        }
+    }
+
+    fn clock(&self) -> Time {
+        Time(self.t0.elapsed().as_nanos() as u64)
+    }
+
+    /// Packets the models still hold.
+    pub fn in_network(&self) -> usize {
+        self.arena.live()
+    }
+
+    /// Runs until `end`, `stop` is set or `signal` is non-zero; returns the time reached.
+    pub fn run(&mut self, stop: &AtomicBool, signal: &AtomicUsize) -> Time {
+        // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack (1 ns: the
+        // default 50 µs would be the floor of every release's lateness).
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+        let mut fds: Vec<libc::pollfd> =
+            self.tuns.iter().flatten().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
+        loop {
+            let now = self.clock();
+            if now >= self.end || stop.load(Ordering::Relaxed) || signal.load(Ordering::Relaxed) != 0 {
+                return now.min(self.end);
+            }
+            while let Some(&Reverse((at, _, due))) = self.heap.peek() {
+                if at > now {
+                    break;
+                }
+                self.heap.pop();
+                self.model_now = self.model_now.max(at);
+                match due {
+                    Due::Wake { hop, token } => self.wake(hop, token, at),
+                    Due::Arrive { node, pkt } => self.arrive(node, pkt, at),
+                }
+            }
+            let now = self.model_now.max(now);
+            self.model_now = now;
+            self.read_all(now);
+            let timeout = match self.heap.peek() {
+                Some(&Reverse((at, _, _))) => at.0.saturating_sub(self.clock().0).min(MAX_SLEEP_NS),
+                None => MAX_SLEEP_NS,
+            };
+            if timeout > 0 {
+                let ts = libc::timespec { tv_sec: (timeout / 1_000_000_000) as libc::time_t, tv_nsec: (timeout % 1_000_000_000) as libc::c_long };
+                // SAFETY: fds is a valid array of fds.len() pollfds; ts outlives the call.
+                unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+                self.stats.wakeups += 1;
+            }
+        }
+    }
+
+    /// Reads every device until it is empty (at most BATCH per device per round).
+    fn read_all(&mut self, now: Time) {
+        loop {
+            let mut any = false;
+            for node in 0..self.tuns.len() {
+                for _ in 0..BATCH {
+                    let Some(tun) = &self.tuns[node] else { break };
+                    let id = self.arena.alloc();
+                    let slot = &mut self.arena.slots[id as usize];
+                    match tun.recv(&mut slot.buf) {
+                        Ok(Some(n)) => {
+                            slot.len = n;
+                            any = true;
+                            self.stats.packets_read += 1;
+                            self.ingest(node as u32, id, now);
+                        }
+                        Ok(None) | Err(_) => {
+                            self.arena.release(id);
+                            break;
+                        }
+                    }
+                }
+            }
+            if !any {
+                return;
+            }
+        }
+    }
+
+    /// A packet read from `node`'s device: checked, tagged, offered to the first hop.
+    fn ingest(&mut self, node: u32, id: u32, now: Time) {
+        let slot = &mut self.arena.slots[id as usize];
+        let bytes = &slot.buf[..slot.len];
+        if slot.len >= slot.buf.len() {
+            // Filled the slot: larger than every MTU of the scenario, possibly cut.
+            self.stats.malformed += 1;
+            self.arena.release(id);
+            return;
+        }
+        let (dst_addr, proto, headers) = match wire::parse(bytes) {
+            Ok(h) => (h.ip.dst, Some(h.proto), Some(h)),
+            Err(wire::WireError::UnsupportedProtocol { .. }) => match etherparse::Ipv4HeaderSlice::from_slice(bytes) {
+                Ok(ip) if (ip.total_len() as usize) <= bytes.len() && ip.total_len() as usize >= ip.slice().len() => (ip.destination(), None, None),
+                _ => {
+                    self.stats.malformed += 1;
+                    self.arena.release(id);
+                    return;
+                }
+            },
+            Err(_) => {
+                self.stats.malformed += 1;
+                self.arena.release(id);
+                return;
+            }
+        };
+        let dst = wire::node_id(dst_addr).filter(|&d| (d as usize) < self.tuns.len() && d != node && self.tuns[d as usize].is_some());
+        let Some(dst) = dst else {
+            self.stats.unroutable += 1;
+            self.arena.release(id);
+            return;
+        };
+        let wire_len = slot.len as u32;
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let (tag, flow) = match headers {
+            Some(h) => {
+                let tag = self.observer.on_read(now, node, dst, &h, wire_len);
+                let meta = PacketMeta { uid, flow: 0, pkt_seq: 0, sent_at: now };
+                let key = h.to_packet(meta).map(|p| flow_key(&p)).unwrap_or(0);
+                (tag, key)
+            }
+            None => (Tag::NONE, u32::from_be_bytes(dst_addr) ^ node),
+        };
+        if tag == Tag::NONE {
+            self.stats.other_packets += 1;
+        }
+        let slot = &mut self.arena.slots[id as usize];
+        slot.read_at = now;
+        slot.dst = dst;
+        slot.tag = tag;
+        slot.key = flow;
+        slot.class = if proto == Some(Protocol::Tcp) { TrafficClass::Tcp } else { TrafficClass::Udp };
+        self.forward(node, id, uid, now);
+    }
+
+    /// Offers packet `id` at `node` to the hop towards its destination.
+    fn forward(&mut self, node: u32, id: u32, uid: u64, now: Time) {
+        let slot = &self.arena.slots[id as usize];
+        let (dst, bytes, class, flow) = (slot.dst, slot.len as u32, slot.class, slot.key);
+        let Egress::Hop { hop, from, to } = self.net.route(node, dst) else {
+            self.stats.unroutable += 1;
+            self.arena.release(id);
+            return;
+        };
+        let h = hop as usize;
+        let flow = if self.net.hops[h].hop.is_fair(from) { flow } else { 0 };
+        let mut out = std::mem::take(&mut self.out);
+        self.net.hops[h].hop.accept(now, Offer { pkt: id, bytes, class, flow, uid, from, to }, &mut out);
+        self.on_events(h, &mut out, now);
+        self.out = out;
+    }
+
+    fn wake(&mut self, hop: u32, token: u64, at: Time) {
+        let mut out = self.spare.pop().unwrap_or_default();
+        self.net.hops[hop as usize].hop.poll(at, token, &mut out);
+        self.on_events(hop as usize, &mut out, at);
+        self.spare.push(out);
+    }
+
+    fn on_events(&mut self, h: usize, out: &mut Vec<HopEvent>, now: Time) {
+        for i in 0..out.len() {
+            match out[i] {
+                HopEvent::Wake { at, token } => self.schedule(at, Due::Wake { hop: h as u32, token }),
+                HopEvent::Arrive { pkt, to, at, .. } => {
+                    let node = self.net.hops[h].nodes[to as usize];
+                    self.schedule(at, Due::Arrive { node, pkt });
+                }
+                HopEvent::Deliver { pkt, to, .. } => {
+                    let node = self.net.hops[h].nodes[to as usize];
+                    self.arrive(node, pkt, now);
+                }
+                HopEvent::Drop { pkt, cause } => self.drop_packet(pkt, cause, now),
+                HopEvent::Transmit { .. } => {}
+            }
+        }
+        out.clear();
+    }
+
+    fn schedule(&mut self, at: Time, due: Due) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, due)));
+    }
+
+    /// Packet `pkt` reaches `node` at model time `at`: written to the device if it is the
+    /// destination, else forwarded (a router or access point inside the emulator).
+    fn arrive(&mut self, node: u32, pkt: u32, at: Time) {
+        let slot = &self.arena.slots[pkt as usize];
+        if slot.dst != node {
+            // A new transmission on the next hop: a new MAC identity.
+            let uid = self.next_uid;
+            self.next_uid += 1;
+            self.forward(node, pkt, uid, at);
+            return;
+        }
+        let tun = self.tuns[node as usize].as_ref().expect("destinations are endpoints");
+        let written = self.clock();
+        match tun.send(&slot.buf[..slot.len]) {
+            Ok(()) => {
+                self.stats.packets_written += 1;
+                self.stats.late(written.0.saturating_sub(at.0));
+                let (read_at, tag, len) = (slot.read_at, slot.tag, slot.len as u32);
+                self.observer.on_delivered(at, read_at, tag, len);
+            }
+            Err(_) => self.stats.write_errors += 1,
+        }
+        self.arena.release(pkt);
+    }
+
+    fn drop_packet(&mut self, pkt: u32, cause: DropCause, now: Time) {
+        let tag = self.arena.slots[pkt as usize].tag;
+        self.observer.on_dropped(now, tag, cause);
+        self.arena.release(pkt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_quantiles_come_from_power_of_two_buckets() {
+        let mut s = DriverStats::default();
+        // 98 releases 3 µs late (bucket [2048, 4096)), 2 at 70 µs: the p50 edge is 4096 ns, the
+        // p99 edge is 65536 .. 131072 → capped at the maximum seen, 70 000 ns.
+        for _ in 0..98 {
+            s.late(3_000);
+        }
+        s.late(70_000);
+        s.late(70_000);
+        assert_eq!(s.lateness_quantile_ns(0.5), Some(4096));
+        assert_eq!(s.lateness_quantile_ns(0.99), Some(70_000));
+        assert_eq!(DriverStats::default().lateness_quantile_ns(0.5), None);
+    }
+}

@@ -1,0 +1,213 @@
+//! The emulator's footprint on the machine: one network namespace per endpoint node, named
+//! `lh-<pid>-<node index>`, holding that node's TUN device `lh<pid>t<node index>` (≤ 15 bytes,
+//! IFNAMSIZ) with the node's address (`wire::node_address`, 10.x.y.z/8 on-link, so every other
+//! node is reached through the TUN, which has no neighbour discovery), loopback up and IPv6 off
+//! (no router solicitations or MLD reports on the emulated links).
+//!
+//! Safety: only names of exactly that shape are ever created or removed; [`Footprint`] removes
+//! its namespaces when dropped (normal exit, error, SIGINT/SIGTERM once the driver has stopped);
+//! [`clean_stale`] removes the `lh-<pid>-<n>` namespaces whose process is gone (after SIGKILL),
+//! and is run before every start. A TUN device dies with the emulator's file descriptor, so
+//! namespaces are all there is to clean.
+//!
+//! Configuration goes through `ip` (iproute2) and `sysctl` run inside the namespace with
+//! `ip netns exec`: a few dozen commands at start-up, none per packet, every one printable for a
+//! user who wants to see what lasthop did, and `ip netns` keeps the bind mounts under
+//! /run/netns that other tools (and `lasthop emu shell`) use. Netlink through a crate
+//! (`rtnetlink` needs an async runtime; `neli` is lower level) would save a few milliseconds of
+//! start-up and add a dependency tree for no behaviour the user can see.
+
+use crate::EmuError;
+use std::path::Path;
+use std::process::Command;
+
+/// Where `ip netns` keeps its namespaces.
+pub const NETNS_DIR: &str = "/run/netns";
+
+/// The namespace of node `node` in the emulator process `pid`.
+pub fn namespace_name(pid: u32, node: usize) -> String {
+    format!("lh-{pid}-{node}")
+}
+
+/// The TUN device of node `node` in the emulator process `pid` (`lh` + pid ≤ 7 digits + `t` +
+/// node index: at most 13 bytes for up to 1000 nodes, within IFNAMSIZ).
+pub fn tun_name(pid: u32, node: usize) -> String {
+    format!("lh{pid}t{node}")
+}
+
+/// `(pid, node)` if `name` is exactly `lh-<pid>-<node>` (decimal digits only): the only names
+/// lasthop's emulator creates, and so the only ones [`clean_stale`] may remove.
+pub fn parse_namespace_name(name: &str) -> Option<(u32, usize)> {
+    let rest = name.strip_prefix("lh-")?;
+    let (pid, node) = rest.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(node) {
+        return None;
+    }
+    Some((pid.parse().ok()?, node.parse().ok()?))
+}
+
+/// What the emulator needs from the machine and lacks, one line per missing thing; empty when
+/// it can run.
+pub fn missing_requirements() -> Vec<String> {
+    let mut missing = Vec::new();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        missing.push(
+            "root (CAP_NET_ADMIN and CAP_SYS_ADMIN, to create network namespaces and TUN devices): run as root or with sudo; \
+             an unprivileged user namespace is not used yet"
+                .into(),
+        );
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        missing.push("/dev/net/tun: the kernel's TUN driver (CONFIG_TUN; `modprobe tun`)".into());
+    }
+    for tool in ["ip", "sysctl"] {
+        if which(tool).is_none() {
+            missing.push(format!("`{tool}` on PATH (Debian: apt-get install {})", if tool == "ip" { "iproute2" } else { "procps" }));
+        }
+    }
+    missing
+}
+
+fn which(tool: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
+}
+
+/// Runs a command; its stderr becomes the error.
+pub fn run(program: &str, args: &[&str]) -> Result<(), EmuError> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| EmuError::Io { what: format!("running {program}"), source: e })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(EmuError::Command {
+            command: format!("{program} {}", args.join(" ")),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
+
+/// The namespaces of one emulation; removed when dropped.
+#[derive(Debug, Default)]
+pub struct Footprint {
+    namespaces: Vec<String>,
+}
+
+impl Footprint {
+    /// Creates namespace `name` (loopback up, IPv6 off) and records it for removal.
+    pub fn add_namespace(&mut self, name: &str) -> Result<(), EmuError> {
+        run("ip", &["netns", "add", name])?;
+        self.namespaces.push(name.to_string());
+        run("ip", &["-n", name, "link", "set", "lo", "up"])?;
+        for key in ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"] {
+            sysctl(name, key)?;
+        }
+        Ok(())
+    }
+
+    /// Moves TUN device `dev` into namespace `ns`, gives it `addr`/8 and `mtu`, brings it up;
+    /// `initcwnd` sets the initial congestion window of TCP connections from this namespace
+    /// (a route attribute in Linux).
+    pub fn attach_tun(&self, ns: &str, dev: &str, addr: [u8; 4], mtu: u32, initcwnd: Option<u32>) -> Result<(), EmuError> {
+        run("ip", &["link", "set", "dev", dev, "netns", ns])?;
+        let cidr = format!("{}.{}.{}.{}/8", addr[0], addr[1], addr[2], addr[3]);
+        run("ip", &["-n", ns, "addr", "add", &cidr, "dev", dev])?;
+        run("ip", &["-n", ns, "link", "set", "dev", dev, "mtu", &mtu.to_string(), "up"])?;
+        if let Some(w) = initcwnd {
+            let w = w.to_string();
+            run("ip", &["-n", ns, "route", "replace", "10.0.0.0/8", "dev", dev, "initcwnd", &w, "initrwnd", &w])?;
+        }
+        Ok(())
+    }
+
+    pub fn namespaces(&self) -> &[String] {
+        &self.namespaces
+    }
+
+    /// Removes every namespace; returns what could not be removed.
+    pub fn remove(&mut self) -> Vec<String> {
+        let mut failed = Vec::new();
+        for ns in self.namespaces.drain(..) {
+            if let Err(e) = run("ip", &["netns", "delete", &ns]) {
+                failed.push(format!("{ns}: {e}"));
+            }
+        }
+        failed
+    }
+}
+
+impl Drop for Footprint {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Sets `key=value` with sysctl inside namespace `ns` (per-namespace keys: net.*).
+pub fn sysctl(ns: &str, assignment: &str) -> Result<(), EmuError> {
+    run("ip", &["netns", "exec", ns, "sysctl", "-q", "-w", assignment])
+}
+
+/// True while process `pid` exists (a zombie counts as gone: it runs no more code).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses (which may itself hold spaces).
+        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|s| s != "Z" && s != "X"),
+        Err(_) => false,
+    }
+}
+
+/// The emulator namespaces on this machine whose process is gone: `lh-<pid>-<node>` only.
+pub fn stale_namespaces() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else { return Vec::new() };
+    let mut names: Vec<String> = dir
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| parse_namespace_name(n).is_some_and(|(pid, _)| !alive(pid)))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Removes the namespaces [`stale_namespaces`] lists; returns the names removed, and an error
+/// naming any it could not remove.
+pub fn clean_stale() -> Result<Vec<String>, EmuError> {
+    let mut removed = Vec::new();
+    for ns in stale_namespaces() {
+        run("ip", &["netns", "delete", &ns])?;
+        removed.push(ns);
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exact_emulator_names_are_recognised() {
+        assert_eq!(parse_namespace_name("lh-1234-0"), Some((1234, 0)));
+        assert_eq!(parse_namespace_name("lh-99-12"), Some((99, 12)));
+        // Other lasthop tests' namespaces (lh-<pid>-<word>) and everything else are never touched.
+        for other in ["lh-1234-gen", "lh-1234", "lh--0", "lh-12a-0", "xlh-1-0", "lh-1-0-1", "lh-1-", "netns0"] {
+            assert_eq!(parse_namespace_name(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn tun_names_fit_ifnamsiz() {
+        // IFNAMSIZ is 16 with the terminating NUL (linux/if.h): 15 visible bytes. The largest
+        // pid (2^22, PID_MAX_LIMIT) and node index 999 give 2 + 7 + 1 + 3 = 13.
+        assert_eq!(tun_name(4_194_304, 999), "lh4194304t999");
+        assert_eq!(namespace_name(42, 3), "lh-42-3");
+    }
+
+    #[test]
+    fn this_process_is_alive_and_an_unused_pid_is_not() {
+        assert!(alive(std::process::id()));
+        // pid_max is at most 2^22 on Linux (kernel/pid.c PID_MAX_LIMIT).
+        assert!(!alive(4_194_305));
+    }
+}
