@@ -541,6 +541,10 @@ def schema(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write t
         typer.echo(text, nl=False)
 
 
+from lasthop.emu_cli import emu_app  # noqa: E402  (the emulate world: lasthop emu run/shell/clean)
+
+app.add_typer(emu_app, name="emu")
+
 scenarios_app = typer.Typer(help="The bundled scenarios: list them, or export one as an editable file.")
 app.add_typer(scenarios_app, name="scenarios")
 

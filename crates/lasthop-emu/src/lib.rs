@@ -108,7 +108,7 @@ impl Emulation {
         let mut footprint = netns::Footprint::default();
         let mut tuns: Vec<Option<tun::Tun>> = (0..net.n_nodes).map(|_| None).collect();
         let mut namespaces = Vec::new();
-        let initcwnd = initial_cwnds(&scenario);
+        let routes = route_settings(&scenario, mtu);
         for node in Network::endpoints(&scenario) {
             let ns = netns::namespace_name(pid, node);
             footprint.add_namespace(&ns)?;
@@ -116,7 +116,7 @@ impl Emulation {
                 netns::sysctl(&ns, "net.ipv4.tcp_sack=0")?;
             }
             let dev = tun::Tun::create(&netns::tun_name(pid, node))?;
-            footprint.attach_tun(&ns, &dev.name, lasthop_core::wire::node_address(node as u32), mtu, initcwnd[node])?;
+            footprint.attach_tun(&ns, &dev.name, lasthop_core::wire::node_address(node as u32), mtu, routes[node])?;
             tuns[node] = Some(dev);
             namespaces.push((node, ns));
         }
@@ -253,15 +253,20 @@ fn tun_mtu(s: &Scenario) -> u32 {
     links.chain(wlans).chain(cells).min().unwrap_or(1500) as u32
 }
 
-/// Per node, the initial congestion window its TCP flows ask for (the first flow's, if several).
-fn initial_cwnds(s: &Scenario) -> Vec<Option<u32>> {
+/// Per node, the route attributes that give its TCP flows the simulator's settings (those of
+/// the first TCP flow it sends, if several): the initial window (the scenario's, else RFC 5681
+/// §3.1's for the MSS: 2, 3 or 4 segments — Linux would start with 10, RFC 6928) and the RTO's
+/// lower bound (`rto_min`, Linux's default 200 ms against the scenario's RFC 6298 1 s).
+fn route_settings(s: &Scenario, mtu: u32) -> Vec<Option<netns::TcpRoute>> {
     let topo = Topology::new(s);
     let mut out = vec![None; topo.names.len()];
-    for f in &s.flows {
-        if let Some(w) = f.tcp.as_ref().and_then(|t| t.initial_cwnd) {
-            let i = topo.index(f.src.get_ref()).expect("validated");
-            out[i].get_or_insert(w);
-        }
+    for f in s.flows.iter().filter(|f| f.transport() == Transport::Tcp) {
+        let p = f.tcp.clone().unwrap_or_default();
+        let mss = p.mss.map_or(mtu.saturating_sub(40), |m| m.0 as u32);
+        let rfc5681 = if mss > 2190 { 2 } else if mss > 1095 { 3 } else { 4 };
+        let route = netns::TcpRoute { initcwnd: p.initial_cwnd.unwrap_or(rfc5681), rto_min_ms: (p.rto_min.0 / 1_000_000).max(1) };
+        out[topo.index(f.src.get_ref()).expect("validated")].get_or_insert(route);
+        out[topo.index(f.dst.get_ref()).expect("validated")].get_or_insert(route);
     }
     out
 }
@@ -392,8 +397,11 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport]) -> serde_json::Valu
         "unroutable_packets": st.unroutable,
         "other_packets": st.other_packets,
         "write_errors": st.write_errors,
-        "release_lateness_us": {"p50": us(0.5), "p99": us(0.99), "max": st.lateness_max_ns as f64 / 1e3},
+        "release_lateness_us": {"p50": us(0.5), "p99": us(0.99), "p999": us(0.999), "max": st.lateness_max_ns as f64 / 1e3},
+        // Releases per lateness bucket k: [2^(k-1), 2^k) ns (bucket 0: on time).
+        "release_lateness_log2_ns": st.lateness_log2.to_vec(),
         "wakeups": st.wakeups,
+        "realtime_scheduling": st.realtime,
         "apps": apps.iter().map(|a| serde_json::json!({
             "flow": a.name, "bytes_sent": a.bytes_sent, "bytes_received": a.bytes_received, "error": a.error,
         })).collect::<Vec<_>>(),

@@ -91,6 +91,15 @@ pub fn run(program: &str, args: &[&str]) -> Result<(), EmuError> {
     }
 }
 
+/// Route attributes for TCP from a namespace (ip-route(8): `initcwnd`, `initrwnd`, `rto_min`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpRoute {
+    /// Initial congestion (and receive) window, segments.
+    pub initcwnd: u32,
+    /// Lower bound of the retransmission timeout, ms.
+    pub rto_min_ms: u64,
+}
+
 /// The namespaces of one emulation; removed when dropped.
 #[derive(Debug, Default)]
 pub struct Footprint {
@@ -110,16 +119,15 @@ impl Footprint {
     }
 
     /// Moves TUN device `dev` into namespace `ns`, gives it `addr`/8 and `mtu`, brings it up;
-    /// `initcwnd` sets the initial congestion window of TCP connections from this namespace
-    /// (a route attribute in Linux).
-    pub fn attach_tun(&self, ns: &str, dev: &str, addr: [u8; 4], mtu: u32, initcwnd: Option<u32>) -> Result<(), EmuError> {
+    /// `tcp` sets the route attributes of TCP connections from this namespace.
+    pub fn attach_tun(&self, ns: &str, dev: &str, addr: [u8; 4], mtu: u32, tcp: Option<TcpRoute>) -> Result<(), EmuError> {
         run("ip", &["link", "set", "dev", dev, "netns", ns])?;
         let cidr = format!("{}.{}.{}.{}/8", addr[0], addr[1], addr[2], addr[3]);
         run("ip", &["-n", ns, "addr", "add", &cidr, "dev", dev])?;
         run("ip", &["-n", ns, "link", "set", "dev", dev, "mtu", &mtu.to_string(), "up"])?;
-        if let Some(w) = initcwnd {
-            let w = w.to_string();
-            run("ip", &["-n", ns, "route", "replace", "10.0.0.0/8", "dev", dev, "initcwnd", &w, "initrwnd", &w])?;
+        if let Some(t) = tcp {
+            let (w, rto) = (t.initcwnd.to_string(), format!("{}ms", t.rto_min_ms));
+            run("ip", &["-n", ns, "route", "replace", "10.0.0.0/8", "dev", dev, "initcwnd", &w, "rto_min", &rto])?;
         }
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! Thin PyO3 bindings: convert arguments, release the GIL while simulating, map errors in one
 //! place. Everything of substance lives in `lasthop-sim`; the Python face is `python/lasthop`.
 
+mod emu;
+
 use lasthop_core::units::{self, did_you_mean, QueueLimit, UnitError};
 use lasthop_sim::{Column, Scenario, Simulation, Table};
 use pyo3::create_exception;
@@ -205,5 +207,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_class::<PySimulation>()?;
     ditg::register(m)?;
+    emu::register(m)?;
     Ok(())
 }

@@ -1,0 +1,94 @@
+//! Bindings of the emulate world (`lasthop-emu`): an emulation that runs in the background
+//! while Python waits for it or runs a command in one of its namespaces, the clean-up of what
+//! killed emulators left, and the list of what this machine lacks. Errors become
+//! `EmulationError` (a RuntimeError) with the emulator's message.
+
+use crate::{scenario_from, tables_to_py};
+use lasthop_emu::{netns, EmuOptions, Emulation};
+use pyo3::create_exception;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+create_exception!(lasthop._core, EmulationError, PyRuntimeError, "An emulation that cannot start or run; the message says what is missing or failed.");
+
+fn emu_err(e: lasthop_emu::EmuError) -> PyErr {
+    EmulationError::new_err(e.to_string())
+}
+
+/// A running emulation of a scenario.
+#[pyclass(name = "Emulation", module = "lasthop._core")]
+struct PyEmulation {
+    emu: Option<Emulation>,
+}
+
+#[pymethods]
+impl PyEmulation {
+    /// Starts it: `flows` runs the scenario's flows, `timed` stops at its duration,
+    /// `handle_signals` stops on SIGINT/SIGTERM.
+    #[new]
+    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true))]
+    fn new(py: Python<'_>, text: &str, file: &str, overrides: Vec<(String, String)>, flows: bool, timed: bool, handle_signals: bool) -> PyResult<Self> {
+        let scenario = scenario_from(text, file, overrides)?;
+        let opts = EmuOptions { flows, timed, handle_signals };
+        let emu = py.allow_threads(|| Emulation::start(scenario, &opts)).map_err(emu_err)?;
+        Ok(PyEmulation { emu: Some(emu) })
+    }
+
+    /// [(node, namespace)] of every endpoint.
+    fn namespaces(&self) -> Vec<(String, String)> {
+        self.emu.as_ref().map(|e| e.namespaces()).unwrap_or_default()
+    }
+
+    /// Namespaces of dead emulators removed before this one started.
+    fn stale_removed(&self) -> Vec<String> {
+        self.emu.as_ref().map(|e| e.stale_removed().to_vec()).unwrap_or_default()
+    }
+
+    /// True once the emulated network has stopped.
+    #[getter]
+    fn stopped(&self) -> bool {
+        self.emu.as_ref().is_none_or(|e| e.stopped())
+    }
+
+    /// Waits up to `timeout_s` for the network to stop (without the GIL); True if it has.
+    fn wait(&self, py: Python<'_>, timeout_s: f64) -> bool {
+        let Some(emu) = self.emu.as_ref() else { return true };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(timeout_s.max(0.0));
+        py.allow_threads(|| {
+            while !emu.stopped() && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        emu.stopped()
+    }
+
+    /// Stops everything, removes the namespaces and returns (summary JSON, tables, emulator
+    /// JSON, the signal that ended the run or None).
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>, String, Option<i32>)> {
+        let emu = self.emu.take().ok_or_else(|| EmulationError::new_err("this emulation has already finished"))?;
+        let out = py.allow_threads(|| emu.finish()).map_err(emu_err)?;
+        let tables = tables_to_py(py, &out.tables)?;
+        Ok((out.report.to_json(), tables, out.emulator.to_string(), out.signal))
+    }
+}
+
+/// Removes the namespaces of emulators that are no longer running; returns their names.
+#[pyfunction]
+fn emu_clean() -> PyResult<Vec<String>> {
+    netns::clean_stale().map_err(emu_err)
+}
+
+/// What this machine lacks to emulate (empty when it can).
+#[pyfunction]
+fn emu_missing() -> Vec<String> {
+    netns::missing_requirements()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("EmulationError", m.py().get_type::<EmulationError>())?;
+    m.add_class::<PyEmulation>()?;
+    m.add_function(wrap_pyfunction!(emu_clean, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_missing, m)?)?;
+    Ok(())
+}

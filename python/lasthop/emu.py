@@ -1,0 +1,127 @@
+"""The emulate world: a scenario's network in real time between Linux network namespaces.
+
+``run`` builds one namespace per endpoint node (``lh-<pid>-<node index>``), joins them through
+TUN devices to the Rust emulator, which drives the scenario's hops with the simulator's own
+models, runs the scenario's flows with the kernel's TCP and UDP, and returns :class:`Results`
+in the layout of ``lasthop run`` (plus an ``emulator`` section: packets read and written,
+malformed packets, release lateness), so ``lasthop compare`` takes both.
+
+``shell`` runs a command in a node's namespace while the emulated network runs; ``clean``
+removes the namespaces of emulators that were killed (SIGKILL). Everything needs root,
+/dev/net/tun and iproute2; :func:`missing` says what this machine lacks.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from lasthop import _core
+from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
+from lasthop.runner import as_scenario
+from lasthop.scenario import Scenario
+
+EmulationError = _core.EmulationError
+
+
+def missing() -> list[str]:
+    """What this machine lacks to emulate, one line each; empty when it can."""
+    return list(_core.emu_missing())
+
+
+def clean() -> list[str]:
+    """Removes the namespaces of emulators that are no longer running; returns their names."""
+    return list(_core.emu_clean())
+
+
+@contextmanager
+def _signals_to_the_emulator() -> Iterator[None]:
+    """While the emulator runs, SIGINT and SIGTERM are its to handle (it stops, removes its
+    namespaces and reports); Python's handlers come back afterwards."""
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _results(sc: Scenario, out: tuple, wall: float) -> Results:
+    summary_json, raw_tables, emulator_json, sig = out
+    core = json.loads(summary_json)
+    emulator = json.loads(emulator_json)
+    emulator["ended_by_signal"] = None if sig is None else signal.Signals(sig).name
+    summary = {
+        "lasthop_version": _core.__version__,
+        "scenario_name": sc.name,
+        "scenario_file": sc.file,
+        "overrides": sc.overrides,
+        "world": "emulate",
+        "seed": core.pop("seed"),
+        WALL_CLOCK_KEY: {"wall_time_s": wall, "events_per_s": None, "simulated_s_per_wall_s": core["simulated_s"] / wall if wall > 0 else None},
+        "emulator": emulator,
+        **core,
+    }
+    return Results(summary, tables_from_core(raw_tables))
+
+
+def run(scenario_or_path: Scenario | str | Path | None = None, **overrides: Any) -> Results:
+    """Emulates a scenario for its duration with its flows (SIGINT/SIGTERM end it early: the
+    results then cover the time run, and ``summary["emulator"]["ended_by_signal"]`` says so).
+    Errors: ScenarioError, EmulationError."""
+    sc = as_scenario(scenario_or_path, **overrides)
+    t0 = time.perf_counter()
+    with _signals_to_the_emulator():
+        emu = _core.Emulation(sc.text, sc.file, list(sc.overrides.items()), flows=True, timed=True, handle_signals=True)
+        while not emu.wait(0.2):
+            pass
+        out = emu.finish()
+    return _results(sc, out, time.perf_counter() - t0)
+
+
+def shell(scenario_or_path: Scenario | str | Path | None, node: str | None, command: Sequence[str], *, flows: bool = False, **overrides: Any) -> int:
+    """Runs `command` (default: $SHELL or /bin/sh) in the namespace of `node` (default: the
+    first endpoint) while the scenario's network runs, until the command exits; returns its exit
+    code. With `flows`, the scenario's own flows run too. Errors: ScenarioError, EmulationError."""
+    import os
+
+    sc = as_scenario(scenario_or_path, **overrides)
+    emu = _core.Emulation(sc.text, sc.file, list(sc.overrides.items()), flows=flows, timed=False, handle_signals=True)
+    try:
+        spaces = dict(emu.namespaces())
+        if node is None:
+            node = next(iter(spaces))
+        if node not in spaces:
+            nodes = [n["name"] for n in sc.resolved.get("nodes", [])]
+            where = "a node inside the emulator (a router, an access point)" if node in nodes else "no node of the scenario"
+            raise EmulationError(f"--node {node}: {where}; nodes with a namespace: {', '.join(spaces)}")
+        argv = list(command) or [os.environ.get("SHELL", "/bin/sh")]
+        env = dict(os.environ, LASTHOP_NODE=node, LASTHOP_NAMESPACE=spaces[node])
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the command
+        try:
+            child = subprocess.Popen(["ip", "netns", "exec", spaces[node], *argv], env=env)
+            while child.poll() is None:
+                if emu.stopped:  # SIGTERM reached the emulator: end the command too
+                    child.terminate()
+                    child.wait()
+                    break
+                time.sleep(0.05)
+            return child.returncode
+        finally:
+            signal.signal(signal.SIGINT, old)
+    finally:
+        emu.finish()
+
+
+def node_addresses(sc: Scenario) -> dict[str, str]:
+    """The IPv4 address of every node, as the emulator assigns them (10.0.0.1 for the first)."""
+    out = {}
+    for i, n in enumerate(sc.resolved.get("nodes", [])):
+        k = i + 1
+        out[n["name"]] = f"10.{k >> 16 & 255}.{k >> 8 & 255}.{k & 255}"
+    return out

@@ -1,0 +1,123 @@
+"""``lasthop emu``: the emulate world on the command line (run, shell, clean, check).
+
+Kept beside ``cli.py`` and registered there as a sub-app; it reuses the main CLI's error
+printing, ``--set`` parsing and summary table, imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.text import Text
+
+emu_app = typer.Typer(no_args_is_help=True, help="Emulate: the scenario's network in real time between Linux network "
+                      "namespaces, with the kernel's TCP/UDP at the ends (root).")
+
+
+def _scenario(file, set_, seed):
+    from lasthop.cli import _parse_sets
+    from lasthop.runner import as_scenario
+
+    overrides = _parse_sets(set_)
+    if seed is not None:
+        overrides["simulation.seed"] = str(seed)
+    return as_scenario(file, **overrides)
+
+
+@emu_app.command("run")
+def emu_run(
+    file: Optional[str] = typer.Argument(None, help="Scenario TOML file or bundled name (default: the bundled dumbbell)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default: results/<scenario>-emu)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Overrides simulation.seed."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
+    force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
+    json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout and nothing else there."),
+) -> None:
+    """Emulate a scenario for its duration (real time) with its flows; write a results directory
+    in the layout of `lasthop run` (Ctrl-C stops early and still writes it)."""
+    from lasthop import emu
+    from lasthop.cli import USER_ERRORS, _error, console, err, print_summary
+    from lasthop.files import check_output, safe_name
+
+    try:
+        sc = _scenario(file, set_, seed)
+        directory = out or Path("results") / f"{safe_name(sc.name)}-emu"
+        check_output(directory, "run", force)
+        err.print(f"emulating {sc.name} for {sc.resolved['simulation']['duration']} (real time)…", highlight=False)
+        res = emu.run(sc)
+        res.write(directory, force=force)
+    except USER_ERRORS as e:
+        raise _error(e)
+    except emu.EmulationError as e:
+        raise _error(e)
+    if json_out:
+        sys.stdout.write((directory / "summary.json").read_text(encoding="utf-8"))
+        return
+    if not quiet:
+        print_summary(res)
+    em = res.summary["emulator"]
+    late = em["release_lateness_us"]
+    console.print(Text(f"emulator: {em['packets_read']} packets read, {em['packets_written']} written, "
+                       f"{em['malformed_packets']} malformed, release lateness p50 {late['p50']} µs p99 {late['p99']} µs"))
+    for link in res.summary["links"]:
+        if link["queue_drops"]:
+            console.print(Text(f"queue drops: {link['name']}: {link['queue_drops']}"))
+    if em["ended_by_signal"]:
+        console.print(Text(f"stopped early by {em['ended_by_signal']}: results cover {res.summary['simulated_s']:.1f} s"))
+    console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet)"))
+
+
+@emu_app.command("shell", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def emu_shell(
+    ctx: typer.Context,
+    file: Optional[str] = typer.Argument(None, help="Scenario TOML file or bundled name (default: the bundled dumbbell)."),
+    node: Optional[str] = typer.Option(None, "--node", "-n", help="The node whose namespace the command runs in (default: the first endpoint)."),
+    flows: bool = typer.Option(False, "--flows/--no-flows", help="Also run the scenario's own flows."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Overrides simulation.seed."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
+) -> None:
+    """Run a command (after --) or a shell inside a node's namespace while the emulated network
+    runs; other nodes are at 10.0.0.<index + 1> (printed first). Exits with the command's code."""
+    from lasthop import emu
+    from lasthop.cli import USER_ERRORS, _error, err
+
+    command = list(ctx.args)
+    try:
+        sc = _scenario(file, set_, seed)
+        addrs = ", ".join(f"{n} {a}" for n, a in emu.node_addresses(sc).items())
+        err.print(f"emulated {sc.name}: {addrs}", highlight=False)
+        code = emu.shell(sc, node, command, flows=flows)
+    except USER_ERRORS as e:
+        raise _error(e)
+    except emu.EmulationError as e:
+        raise _error(e)
+    raise typer.Exit(code)
+
+
+@emu_app.command("clean")
+def emu_clean() -> None:
+    """Remove the namespaces (lh-<pid>-<node>) of emulators that are no longer running, e.g. after SIGKILL."""
+    from lasthop import emu
+    from lasthop.cli import _error, console
+
+    try:
+        removed = emu.clean()
+    except emu.EmulationError as e:
+        raise _error(e)
+    console.print(Text(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else "")))
+
+
+@emu_app.command("check")
+def emu_check() -> None:
+    """Say whether this machine can emulate, and what it lacks if not."""
+    from lasthop import emu
+    from lasthop.cli import _error, console
+
+    missing = emu.missing()
+    if missing:
+        raise _error("lasthop emu needs:\n" + "\n".join(missing))
+    console.print(Text("this machine can emulate (root, /dev/net/tun, ip, sysctl)"))

@@ -1,0 +1,132 @@
+"""The emulate world from the command line, the way users call it: `lasthop emu run`, `emu shell`,
+`emu clean` after a SIGKILL, and the cross-world check of the dumbbell (emulated Linux TCP against
+the simulator). Needs root, /dev/net/tun and iproute2; skipped with the reason otherwise.
+Every namespace these tests cause is `lh-<pid>-<n>` of an emulator they started."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lasthop import _core
+
+LASTHOP = str(Path(sys.executable).with_name("lasthop"))
+MISSING = _core.emu_missing()
+pytestmark = pytest.mark.skipif(bool(MISSING), reason="lasthop emu cannot run here: " + "; ".join(MISSING))
+
+
+def namespaces_of(pid: int) -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(f"lh-{pid}-")]
+
+
+def links_of(pid: int) -> list[str]:
+    out = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
+    return re.findall(rf"\d+: (lh{pid}t\d+)", out)
+
+
+def test_sigkill_leaves_namespaces_that_emu_clean_removes(tmp_path):
+    proc = subprocess.Popen([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=60s", "-o", str(tmp_path / "r"), "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while len(namespaces_of(proc.pid)) < 2 and time.time() < deadline:
+            time.sleep(0.1)
+        assert namespaces_of(proc.pid) == [f"lh-{proc.pid}-0", f"lh-{proc.pid}-2"], "sender (node 0) and receiver (node 2) namespaces"
+        time.sleep(1.0)  # flows running
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    # SIGKILL gives no chance to clean: the namespaces stay (this is what the test is about) ...
+    assert len(namespaces_of(proc.pid)) == 2
+    # ... the TUN devices do not: they belonged to the dead process's descriptors.
+    assert links_of(proc.pid) == []
+    out = subprocess.run([LASTHOP, "emu", "clean"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert f"lh-{proc.pid}-0" in out.stdout and f"lh-{proc.pid}-2" in out.stdout
+    assert namespaces_of(proc.pid) == []
+    assert links_of(proc.pid) == []
+
+
+def test_sigterm_stops_the_run_removes_everything_and_still_writes_results(tmp_path):
+    proc = subprocess.Popen([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=60s", "-o", str(tmp_path / "r"), "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while len(namespaces_of(proc.pid)) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert namespaces_of(proc.pid) == [] and links_of(proc.pid) == []
+    s = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert s["emulator"]["ended_by_signal"] == "SIGTERM"
+    assert 1.5 < s["simulated_s"] < 10, "the results cover the ~2 s that ran"
+    assert s["flows"][0]["goodput_bps"] > 0
+
+
+def test_shell_runs_a_command_across_the_emulated_network():
+    if shutil.which("ping") is None:
+        pytest.skip("ping (iputils-ping) is not installed; scripts/system-deps.sh installs it")
+    out = subprocess.run([LASTHOP, "emu", "shell", "dumbbell", "--node", "receiver", "--", "ping", "-n", "-c", "3", "-i", "0.2", "10.0.0.1"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    rtts = [float(x) for x in re.findall(r"time=([\d.]+)", out.stdout)]
+    # 2 × (24 + 1) ms of propagation + serialization (see crates/lasthop-emu/tests/emulate.rs)
+    assert len(rtts) == 3 and all(50.1 < r < 51.5 for r in rtts), rtts
+    assert "sender 10.0.0.1" in out.stderr and "receiver 10.0.0.3" in out.stderr
+
+
+def test_shell_exit_code_is_the_commands_and_a_router_has_no_namespace():
+    out = subprocess.run([LASTHOP, "emu", "shell", "dumbbell", "--node", "sender", "--", "sh", "-c", "exit 7"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 7, out.stderr
+    out = subprocess.run([LASTHOP, "emu", "shell", "dumbbell", "--node", "router", "--", "true"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "router: a node inside the emulator" in out.stderr and "sender, receiver" in out.stderr
+
+
+def _goodput(directory: Path, flow: str, since_s: float) -> float:
+    import pandas as pd
+
+    d = pd.read_parquet(directory / "intervals.parquet")
+    d = d[(d.flow == flow) & (d.t_start_s >= since_s)]
+    return float(d.goodput_bps.mean())
+
+
+def test_dumbbell_tcp_goodput_within_ten_percent_of_the_simulator(tmp_path):
+    """The issue's cross-world target: kernel TCP Reno (NewReno's Linux name, SACK off, the
+    scenario's initial window and RTO floor through route attributes) across the emulated
+    dumbbell against the simulator's NewReno on the same scenario: goodput within 10 % once both
+    have left slow start. Measured (30 s, this machine): 9.58 Mb/s emulated against 9.66 Mb/s
+    simulated from 6 s on; over the whole run 8.05 against 9.08 Mb/s, because Linux's slow start
+    (quick ACKs, a cwnd increase per segment acknowledged) overshoots further than the model's
+    and loses 87 segments against 41, whose SACK-less recovery takes 4.5 s against 1.5 s."""
+    overrides = ["--set", "simulation.duration=20s"]
+    emu = subprocess.run([LASTHOP, "emu", "run", "dumbbell", *overrides, "-o", str(tmp_path / "emu"), "-q"], capture_output=True, text=True, timeout=120)
+    assert emu.returncode == 0, emu.stderr
+    sim = subprocess.run([LASTHOP, "run", "dumbbell", *overrides, "-o", str(tmp_path / "sim"), "-q", "--no-report"], capture_output=True, text=True, timeout=120)
+    assert sim.returncode == 0, sim.stderr
+    ge, gs = _goodput(tmp_path / "emu", "bulk", 8.0), _goodput(tmp_path / "sim", "bulk", 8.0)
+    print(f"goodput from 8 s: emulated {ge / 1e6:.3f} Mb/s, simulated {gs / 1e6:.3f} Mb/s")
+    assert abs(ge - gs) / gs < 0.10
+    # 10 Mb/s of 1500-byte packets carrying 1448 bytes (Linux's timestamps take 12 of the 1460)
+    # is 9.65 Mb/s at most: the emulated link cannot be faster than its model.
+    assert ge < 10e6 * 1448 / 1500 * 1.005
+    e = json.loads((tmp_path / "emu" / "summary.json").read_text())
+    # The bottleneck queue filled and dropped in the emulator too; the voice flow crossed it.
+    bottleneck = next(link for link in e["links"] if link["name"] == "bottleneck:router->receiver")
+    assert bottleneck["queue_drops"] > 0 and bottleneck["max_queue_packets"] == 100
+    assert e["flows"][1]["received_packets"] > 900  # 160 B every 20 ms from 0.5 s: 975 sent
+    assert e["emulator"]["malformed_packets"] == 0
+    # compare reads both directories.
+    cmp = subprocess.run([LASTHOP, "compare", str(tmp_path / "sim"), str(tmp_path / "emu"), "-o", str(tmp_path / "cmp")], capture_output=True, text=True, timeout=120)
+    assert cmp.returncode == 0, cmp.stderr
