@@ -22,7 +22,7 @@
 //! (`lasthop-gen`), which will replace them once it can run in a namespace.
 
 use crate::EmuError;
-use lasthop_core::traffic::Schedule;
+use lasthop_core::traffic::{fragments, Schedule};
 use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -174,7 +174,8 @@ fn send(s: Socket, dst: SocketAddrV4, kind: FlowKind, start: Instant, stop_at: I
             let _ = stream.shutdown(std::net::Shutdown::Write);
         }
         FlowKind::Udp { mut schedule } => {
-            let payload = vec![0u8; 65_507];
+            let max = schedule.max_packet();
+            let payload = vec![0u8; max as usize];
             let to = SockAddr::from(dst);
             loop {
                 let d = schedule.pop();
@@ -182,9 +183,12 @@ fn send(s: Socket, dst: SocketAddrV4, kind: FlowKind, start: Instant, stop_at: I
                 if at >= stop_at || !sleep_until(at, stop) {
                     break;
                 }
-                let n = (d.bytes as usize).min(payload.len());
-                if s.send_to(&payload[..n], &to).is_ok() {
-                    sent += n as u64;
+                // A message longer than a packet (a video frame) leaves as back-to-back
+                // datagrams, as in the simulator, never as IP fragments.
+                for n in fragments(d.bytes, max) {
+                    if s.send_to(&payload[..n as usize], &to).is_ok() {
+                        sent += n as u64;
+                    }
                 }
             }
         }
