@@ -130,3 +130,17 @@ def test_dumbbell_tcp_goodput_within_ten_percent_of_the_simulator(tmp_path):
     # compare reads both directories.
     cmp = subprocess.run([LASTHOP, "compare", str(tmp_path / "sim"), str(tmp_path / "emu"), "-o", str(tmp_path / "cmp")], capture_output=True, text=True, timeout=120)
     assert cmp.returncode == 0, cmp.stderr
+
+
+def test_without_root_it_says_exactly_what_is_missing(tmp_path):
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    out = subprocess.run([*drop, LASTHOP, "emu", "check"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "root (CAP_NET_ADMIN and CAP_SYS_ADMIN" in out.stderr, out.stderr
+    tmp_path.chmod(0o777)
+    out = subprocess.run([*drop, LASTHOP, "emu", "run", "dumbbell", "-o", str(tmp_path / "r")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "lasthop emu needs what this machine does not give it" in out.stderr and "root (" in out.stderr, out.stderr
+    assert not (tmp_path / "r").exists()

@@ -43,6 +43,9 @@ def emu_run(
     from lasthop.cli import USER_ERRORS, _error, console, err, print_summary
     from lasthop.files import check_output, safe_name
 
+    missing = emu.missing()  # before anything else: nothing can run without it
+    if missing:
+        raise _error("lasthop emu needs what this machine does not give it:\n" + "\n".join(missing))
     try:
         sc = _scenario(file, set_, seed)
         directory = out or Path("results") / f"{safe_name(sc.name)}-emu"

@@ -65,7 +65,7 @@ pub enum FlowKind {
     /// A bulk TCP writer: `bytes` in all, or until stopped.
     Tcp { bytes: Option<u64> },
     /// Datagrams at the schedule's departures.
-    Udp { schedule: Schedule },
+    Udp { schedule: Box<Schedule> },
 }
 
 /// Socket options of a TCP flow.

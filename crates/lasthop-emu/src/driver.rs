@@ -338,8 +338,8 @@ impl Driver {
     }
 
     fn on_events(&mut self, h: usize, out: &mut Vec<HopEvent>, now: Time) {
-        for i in 0..out.len() {
-            match out[i] {
+        for &ev in out.iter() {
+            match ev {
                 HopEvent::Wake { at, token } => self.schedule(at, Due::Wake { hop: h as u32, token }),
                 HopEvent::Arrive { pkt, to, at, .. } => {
                     let node = self.net.hops[h].nodes[to as usize];

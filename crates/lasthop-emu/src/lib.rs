@@ -305,7 +305,7 @@ fn flow_sockets(s: &Scenario, namespaces: &[(usize, String)]) -> Result<Vec<apps
                 };
                 (Some(apps::TcpOptions { congestion, send_buffer: p.send_buffer.0, receive_buffer: p.receive_buffer.0 }), apps::FlowKind::Tcp { bytes })
             }
-            Transport::Udp => (None, apps::FlowKind::Udp { schedule: app.messages.expect("validated: UDP apps are sources") }),
+            Transport::Udp => (None, apps::FlowKind::Udp { schedule: Box::new(app.messages.expect("validated: UDP apps are sources")) }),
         };
         let (sender, receiver) = apps::open_flow(&ns_of(src), &ns_of(dst), src_addr, dst_addr, tcp.as_ref())?;
         out.push(apps::FlowSockets {
