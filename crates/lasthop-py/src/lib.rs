@@ -1,8 +1,6 @@
 //! Thin PyO3 bindings: convert arguments, release the GIL while simulating, map errors in one
 //! place. Everything of substance lives in `lasthop-sim`; the Python face is `python/lasthop`.
 
-mod emu;
-
 use lasthop_core::units::{self, did_you_mean, QueueLimit, UnitError};
 use lasthop_sim::{Column, Scenario, Simulation, Table};
 use pyo3::create_exception;
@@ -11,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 mod ditg;
+mod emu;
 
 create_exception!(lasthop._core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, the field and what is valid.");
 create_exception!(lasthop._core, SimulationError, PyRuntimeError, "A run the engine's watchdog stopped: simulated time no longer advanced; the message names the entity.");
