@@ -41,7 +41,7 @@ def test_sigkill_leaves_namespaces_that_emu_clean_removes(tmp_path):
         deadline = time.time() + 30
         while len(namespaces_of(proc.pid)) < 2 and time.time() < deadline:
             time.sleep(0.1)
-        assert namespaces_of(proc.pid) == [f"lh-{proc.pid}-0", f"lh-{proc.pid}-2"], "sender (node 0) and receiver (node 2) namespaces"
+        assert sorted(namespaces_of(proc.pid)) == [f"lh-{proc.pid}-0", f"lh-{proc.pid}-2"], "sender (node 0) and receiver (node 2) namespaces"
         time.sleep(1.0)  # flows running
     finally:
         proc.send_signal(signal.SIGKILL)
