@@ -223,25 +223,21 @@ pub fn run(scenario: Scenario) -> Result<EmuOutput, EmuError> {
 
 /// What this emulator cannot run yet, as an error naming the scenario's section.
 fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
-    let mut what = Vec::new();
-    if s.wlans.iter().any(|w| w.sap_law.is_some()) {
-        what.push("wlans.*.sap_law (SAP-LAW on real packets)");
-    }
+    let mut what: Vec<String> = s.wlans.iter().filter(|w| w.sap_law.is_some()).map(|w| format!("wlans.{}.sap_law (SAP-LAW)", w.name)).collect();
     if !s.snoop.is_empty() {
-        what.push("[[snoop]] (Snoop on real packets)");
+        what.push("[[snoop]] (Snoop)".into());
     }
     if !s.error_generators.is_empty() {
-        what.push("[[error_generators]] (the packet error generator on real packets)");
+        what.push("[[error_generators]] (the packet error generator)".into());
     }
     if what.is_empty() {
-        Ok(())
-    } else {
-        Err(EmuError::Unsupported(format!(
-            "scenario {:?}: lasthop emu does not run {} yet; remove it (--set) or use lasthop run",
-            s.simulation.name.clone().unwrap_or_default(),
-            what.join(", ")
-        )))
+        return Ok(());
     }
+    Err(EmuError::Unsupported(format!(
+        "scenario {:?}: lasthop emu does not yet run packet processors on real packets: {}; lasthop run simulates them",
+        s.simulation.name.clone().unwrap_or_default(),
+        what.join(", ")
+    )))
 }
 
 /// The smallest MTU of the scenario's hops: every TUN device gets it, so no packet is larger
