@@ -30,8 +30,11 @@ $(VENV)/.installed: $(SOURCES)
 	$(PIP) install --quiet -e '.[dev]'
 	touch $@
 
+# The world-neutral crates also in the dev profile: its overflow checks catch arithmetic the
+# release build wraps silently.
 test-rust:
 	cargo test --workspace --exclude lasthop-py --release
+	cargo test -p lasthop-core -p lasthop-scenario
 
 test-python: install
 	$(VENV)/bin/pytest -q

@@ -478,7 +478,9 @@ impl FlowMeter {
     /// The summary over an active period of `active` (the flow's start to its stop or the end).
     pub fn summary(&self, active: Duration) -> FlowSummary {
         let dropped = self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops + self.losses.reorder_drops + self.losses.suppressed;
-        let in_flight = self.counts.sent_packets - self.counts.received_packets - dropped;
+        // Saturating: a meter that only sees receptions (a receiver-side log, duplicates) can
+        // count more packets received than sent.
+        let in_flight = self.counts.sent_packets.saturating_sub(self.counts.received_packets + dropped);
         let lost = dropped;
         let settled = self.counts.sent_packets - in_flight;
         let secs = active.as_secs_f64();
