@@ -21,19 +21,29 @@
 //!   backlog) with the pacing of the two applications' socket calls (paced reads, Hur & Hong's
 //!   file loop); [`Writer`] tracks what the sending application still wants to write.
 //!
-//! Left out: D-ITG's other inter-departure and size distributions (uniform, normal, Pareto,
-//! Cauchy, gamma, Weibull; file-driven `-Ft`/`-Fs`), its presets (VoIP codecs, Telnet, DNS,
-//! Quake 3, Counter-Strike) and count/byte limits (`-z`, `-k`); a source here is endless and its
-//! user stops at the flow's stop time. The video model reproduces mean rate, frame and GoP
-//! variability and the peak, not the long-range dependence of the real traces.
+//! - [`StochasticParams`] D-ITG's model: inter-departure times and sizes drawn from any
+//!   [`Dist`] (constant, uniform, exponential, normal, Poisson, Pareto, Cauchy, gamma, Weibull,
+//!   values cycled from a file), optional on/off bursts with drawn periods (`-B`), count and
+//!   byte limits (`-z`, `-k`) after which the source is due at [`NEVER`]; [`Preset`] holds
+//!   D-ITG's VoIP, Telnet, DNS, Quake 3 and Counter-Strike presets with its source's numbers.
+//!
+//! Left out: D-ITG's payload files (`-Fp`) and its exact random draws. The other sources are
+//! endless and their user stops at the flow's stop time. The video model reproduces mean rate,
+//! frame and GoP variability and the peak, not the long-range dependence of the real traces.
 
 pub mod cbr;
+pub mod dist;
 pub mod onoff;
+pub mod presets;
+pub mod stochastic;
 pub mod transfer;
 pub mod video;
 
 pub use cbr::CbrParams;
+pub use dist::{Dist, DistError};
 pub use onoff::{OnOffParams, Periods};
+pub use presets::{Codec, Preset, VoipHeader};
+pub use stochastic::{Bursts, StochasticParams};
 pub use transfer::{Calls, FileLoop, PacedReads, Transfer, Volume, Writer};
 pub use video::{VideoModel, VideoParams};
 
@@ -51,12 +61,17 @@ pub struct Departure {
     pub bytes: u32,
 }
 
+/// When a source that has sent all it may (a count or byte limit) is due: never. The largest
+/// time, so `start + NEVER` saturates to the end of time and is past any stop.
+pub const NEVER: Duration = Duration(u64::MAX);
+
 /// The parameters of a message source.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SourceParams {
     Cbr(CbrParams),
     OnOff(OnOffParams),
     Video(VideoParams),
+    Stochastic(StochasticParams),
 }
 
 /// The state of one model; dispatched with `match` (no `dyn` on the per-packet path).
@@ -65,6 +80,7 @@ enum Model {
     Cbr(CbrParams),
     OnOff(onoff::OnOff),
     Video(video::Video),
+    Stochastic(stochastic::Stochastic),
 }
 
 /// A message source: asked for its next departure with the random stream to draw from.
@@ -81,6 +97,7 @@ impl Source {
             SourceParams::Cbr(p) => Model::Cbr(p),
             SourceParams::OnOff(p) => Model::OnOff(onoff::OnOff::new(p)),
             SourceParams::Video(p) => Model::Video(video::Video::new(p)),
+            SourceParams::Stochastic(p) => Model::Stochastic(stochastic::Stochastic::new(&p)),
         };
         Source { model, last: None }
     }
@@ -98,6 +115,7 @@ impl Source {
                 let at = video::departure_after(self.last);
                 (at, v.next_frame_bytes(rng))
             }
+            Model::Stochastic(s) => s.next(self.last, rng),
         };
         self.last = Some(at);
         Departure { at, bytes }
@@ -109,6 +127,7 @@ impl Source {
             Model::Cbr(c) => c.size_u32(),
             Model::OnOff(o) => o.size(),
             Model::Video(v) => v.packet_size(),
+            Model::Stochastic(s) => s.max_packet(),
         }
     }
 }
@@ -144,6 +163,11 @@ impl Schedule {
 
     pub fn max_packet(&self) -> u32 {
         self.source.max_packet()
+    }
+
+    /// Whether the source has sent all it may: its due departure is at [`NEVER`].
+    pub fn finished(&self) -> bool {
+        self.due.at == NEVER
     }
 }
 
@@ -211,7 +235,7 @@ mod tests {
             periods: Periods::Exponential,
         });
         let streams = RngStreams::new(9);
-        let a: Vec<Departure> = Schedule::new(p, streams.stream("f")).take(500).collect();
+        let a: Vec<Departure> = Schedule::new(p.clone(), streams.stream("f")).take(500).collect();
         let mut src = Source::new(p);
         let mut rng = streams.stream("f");
         let b: Vec<Departure> = (0..500).map(|_| src.next(&mut rng)).collect();
