@@ -72,6 +72,7 @@ impl Scenario {
         let scenario: Scenario = toml::from_str(&text).map_err(|e| err(locate(&text, e.span(), e.message().trim(), overrides)))?;
         let mut scenario = scenario;
         scenario.resolve_presets();
+        scenario.resolve_traffic_files(file)?;
         let doc: toml::Value = toml::from_str(&text).map_err(|e| err(e.message().to_string()))?;
         // Ranges first: cross-field checks would only repeat what an out-of-range value breaks.
         let mut problems = crate::limits::check_document(&doc);

@@ -25,7 +25,16 @@ impl std::error::Error for ScenarioError {}
 /// Where a parse error is: "--set PATH=VALUE: " when the value came from an override, else
 /// "line N: PATH: " (the dotted path of the innermost key there), then the message.
 pub(crate) fn locate(text: &str, span: Option<std::ops::Range<usize>>, msg: &str, overrides: &[(String, String)]) -> String {
-    let Some(span) = span else { return msg.to_string() };
+    let Some(mut span) = span else { return msg.to_string() };
+    // Inside a tagged enum (an app, a law) serde reports the whole inline table; when the
+    // message quotes the bad value and it occurs once there, point at that value's key.
+    if let Some(quoted) = msg.split('"').nth(1).filter(|q| !q.is_empty()).map(|q| format!("\"{q}\"")) {
+        let within = text.get(span.clone()).unwrap_or("");
+        if within.matches(&quoted).count() == 1 {
+            let at = span.start + within.find(&quoted).unwrap_or(0);
+            span = at..at + quoted.len();
+        }
+    }
     let doc = toml_edit::ImDocument::parse(text).ok();
     let paths: Vec<String> = [true, false]
         .into_iter()

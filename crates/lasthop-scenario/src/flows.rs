@@ -1,5 +1,6 @@
-//! Flows: transport, application (CBR, on/off, video, bulk, file), TCP parameters and
-//! receiver-side window control — and the checks of a flow's application and TCP settings.
+//! Flows: transport, application (CBR, on/off, video, bulk, file, D-ITG's stochastic traffic
+//! and presets), TCP parameters and receiver-side window control — and the checks of a flow's
+//! application and TCP settings.
 
 use crate::*;
 use lasthop_core::units::{BitRate, Bytes};
@@ -31,7 +32,7 @@ pub struct Flow {
     /// When the application stops sending (default: the end of the run).
     #[serde(default)]
     pub stop: Option<Duration>,
-    /// tcp or udp; defaults to tcp for bulk and file, udp for cbr, onoff and video.
+    /// tcp or udp; defaults to tcp for bulk, file and the telnet preset, udp for the others.
     #[serde(default)]
     pub transport: Option<Transport>,
     /// DiffServ code point written in the IP header (0..63).
@@ -68,8 +69,10 @@ impl Flow {
 
     pub fn transport(&self) -> Transport {
         self.transport.unwrap_or(match self.app {
-            App::Bulk { .. } | App::File { .. } => Transport::Tcp,
-            App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } => Transport::Udp,
+            App::Bulk { .. } | App::File { .. } | App::Preset { name: PresetName::Telnet, .. } => Transport::Tcp,
+            App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } | App::Stochastic { .. } | App::Preset { .. } => {
+                Transport::Udp
+            }
         })
     }
 }
@@ -129,6 +132,47 @@ pub enum App {
         preset: VideoPreset,
         #[serde(default = "default_video_packet")]
         packet_size: Bytes,
+    },
+    /// D-ITG's traffic: each message's inter-departure time drawn from `idt` and its payload
+    /// size from `size`, e.g. `idt = { dist = "pareto", shape = 1.5, scale = "10ms" }`,
+    /// `size = { dist = "uniform", min = "100B", max = "320B" }`. With `on` and `off`, messages
+    /// come in bursts (D-ITG `-B`): an on period of the drawn length, then a drawn off period
+    /// after the wait that crossed its end. A message larger than the path's largest datagram
+    /// leaves as back-to-back packets (IP fragments would).
+    Stochastic {
+        idt: TimeDist,
+        size: SizeDist,
+        /// On period lengths (with `off`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on: Option<TimeDist>,
+        /// Off period lengths (with `on`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        off: Option<TimeDist>,
+        /// Stop after this many messages (D-ITG `-z`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<u64>,
+        /// Stop once this many payload bytes are sent; the last message may pass it (D-ITG `-k`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<Bytes>,
+    },
+    /// A named traffic model: D-ITG's presets ("voip-g711.1", "voip-g711.2", "voip-g729.2",
+    /// "voip-g729.3", "voip-g723.1", "telnet", "dns", "quake3", "cs-active", "cs-idle"), the
+    /// home scenario's game flows ("game-down", "game-up") and the synthetic videos
+    /// ("video-starwars-mpeg4-high", ...).
+    Preset {
+        name: PresetName,
+        /// VoIP presets: "rtp" (12-byte header, default) or "crtp" (2 bytes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        header: Option<VoipHeader>,
+        /// VoIP presets: voice activity detection, D-ITG's way (voice bytes × 0.65).
+        #[serde(default)]
+        vad: bool,
+        /// Stop after this many messages (D-ITG `-z`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<u64>,
+        /// Stop once this many payload bytes are sent (D-ITG `-k`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<Bytes>,
     },
 }
 
@@ -297,8 +341,12 @@ impl Scenario {
             }
             (App::Onoff { .. }, Transport::Tcp) => p.push(format!("{fid}.app: onoff runs over udp only")),
             (App::Video { .. }, Transport::Tcp) => p.push(format!("{fid}.app: video runs over udp only")),
+            (App::Preset { name, .. }, Transport::Tcp) if name.is_video() => {
+                p.push(format!("{fid}.app: video runs over udp only"))
+            }
             _ => {}
         }
+        self.validate_ditg_app(f, fid, p);
         if let App::File { message, app_buffer, .. } = &f.app {
             for (field, v) in [("message", message), ("app_buffer", app_buffer)] {
                 if v.is_some_and(|b| b.0 == 0) {

@@ -13,6 +13,7 @@
 //! - [`wifi`]       WLANs: PHY, MAC, frame errors, SAP-LAW
 //! - [`wcdma`]      W-CDMA dedicated channels with RLC AM
 //! - [`flows`]      flows, applications, TCP parameters
+//! - [`dists`]      D-ITG's traffic words: IDT and size laws, presets, traffic files
 //! - [`mechanisms`] packet error generators and Snoop agents on interfaces
 //! - [`topology`]   the graph: hops, routes, path MTUs
 //! - [`limits`]     the valid range of every number (checked on load, published in the schema)
@@ -25,6 +26,7 @@
 pub mod build;
 pub mod bundled;
 pub mod defaults;
+pub mod dists;
 pub mod document;
 pub mod error;
 pub mod flows;
@@ -38,6 +40,7 @@ pub mod wcdma;
 pub mod wifi;
 
 pub use defaults::*;
+pub use dists::*;
 pub use document::*;
 pub use error::*;
 pub use flows::*;

@@ -47,6 +47,8 @@ const GBPS: u64 = 1_000_000_000;
 const GIB: u64 = 1 << 30;
 /// Largest UDP payload in an IPv4 datagram (65 535 − 20 − 8).
 const MAX_UDP_PAYLOAD: u64 = 65_507;
+/// Largest size D-ITG reads from a `-Fs` file (`DIM_MAX_IP_PACKET`, ITGSend.h 34).
+const DITG_MAX_SIZE: u64 = 65_536;
 
 const fn time(min: u64, max: u64) -> Range {
     Range::Time(min, max)
@@ -82,6 +84,29 @@ pub const LIMITS: &[Limit] = &[
     l("App", "on", time(US, 30 * DAY)),
     l("App", "off", time(0, 30 * DAY)),
     l("App", "rate", rate(1, 100 * GBPS)),
+    l("App", "count", Range::Int(1, 1 << 40)),
+    // D-ITG's laws (dists.rs): a rate in packets per second gives an IDT of 1 µs to 11.6 days;
+    // sizes up to D-ITG's -Fs bound of 65 536 B (draws are clamped to 64 000 B).
+    l("TimeDist", "rate", Range::Real(1e-6, 1e6)),
+    l("TimeDist", "value", time(US, 30 * DAY)),
+    l("TimeDist", "min", time(0, 30 * DAY)),
+    l("TimeDist", "max", time(US, 30 * DAY)),
+    l("TimeDist", "mean", time(US, 30 * DAY)),
+    l("TimeDist", "sd", time(0, 30 * DAY)),
+    l("TimeDist", "scale", time(1, 30 * DAY)),
+    l("TimeDist", "shape", Range::Real(0.01, 100.0)),
+    l("TimeDist", "location", time(0, 30 * DAY)),
+    l("TimeDist", "first", time(0, 30 * DAY)),
+    l("TimeDist", "values", time(0, 30 * DAY)),
+    l("SizeDist", "value", size(1, DITG_MAX_SIZE)),
+    l("SizeDist", "min", size(0, DITG_MAX_SIZE)),
+    l("SizeDist", "max", size(1, DITG_MAX_SIZE)),
+    l("SizeDist", "mean", size(1, DITG_MAX_SIZE)),
+    l("SizeDist", "sd", size(0, DITG_MAX_SIZE)),
+    l("SizeDist", "scale", size(1, DITG_MAX_SIZE)),
+    l("SizeDist", "shape", Range::Real(0.01, 100.0)),
+    l("SizeDist", "location", size(0, DITG_MAX_SIZE)),
+    l("SizeDist", "values", size(1, DITG_MAX_SIZE)),
     // End hosts.
     l("Device", "packet_cost", time(0, 10 * S)),
     l("Device", "call_cost", time(0, 10 * S)),
@@ -275,7 +300,7 @@ impl<'a> Walker<'a, '_> {
         let tagged = |alt: &Json| {
             let (alt, _) = self.resolve(alt);
             let props = alt.get("properties")?.as_object()?;
-            ["type", "model"].into_iter().find_map(|tag| {
+            ["type", "model", "dist"].into_iter().find_map(|tag| {
                 let want = v.get(tag)?.as_str()?;
                 let allowed = props.get(tag)?.get("enum")?.as_array()?;
                 allowed.iter().any(|a| a.as_str() == Some(want)).then_some(())

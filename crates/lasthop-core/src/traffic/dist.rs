@@ -482,8 +482,8 @@ mod tests {
         // Pareto(α = 1.5, x_m = 2): q_p = x_m (1 − p)^(−1/α), density α x_m^α / q^(α+1).
         let mut x = draws(&Dist::pareto(1.5, 2.0).unwrap(), N);
         assert!(x.iter().all(|&v| v >= 2.0));
-        for p in [0.5, 0.9, 0.99] {
-            let q = 2.0 * (1.0 - p as f64).powf(-1.0 / 1.5);
+        for p in [0.5f64, 0.9, 0.99] {
+            let q = 2.0 * (1.0 - p).powf(-1.0 / 1.5);
             check_quantile(&mut x, p, q, 1.5 * 2f64.powf(1.5) / q.powf(2.5));
         }
         // Cauchy(10, 2): quartiles 8 and 12, median 10; density 1/(πγ(1 + ((q − x₀)/γ)²)).

@@ -80,7 +80,8 @@ enum Model {
     Cbr(CbrParams),
     OnOff(onoff::OnOff),
     Video(video::Video),
-    Stochastic(stochastic::Stochastic),
+    /// Boxed once when built: its samplers are larger than the other models.
+    Stochastic(Box<stochastic::Stochastic>),
 }
 
 /// A message source: asked for its next departure with the random stream to draw from.
@@ -97,7 +98,7 @@ impl Source {
             SourceParams::Cbr(p) => Model::Cbr(p),
             SourceParams::OnOff(p) => Model::OnOff(onoff::OnOff::new(p)),
             SourceParams::Video(p) => Model::Video(video::Video::new(p)),
-            SourceParams::Stochastic(p) => Model::Stochastic(stochastic::Stochastic::new(&p)),
+            SourceParams::Stochastic(p) => Model::Stochastic(Box::new(stochastic::Stochastic::new(&p))),
         };
         Source { model, last: None }
     }

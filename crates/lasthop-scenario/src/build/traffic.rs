@@ -3,12 +3,17 @@
 //! [`Schedule`] on the flow's random stream `flow/<name>/app` and a TCP [`Transfer`]. The
 //! runtime keeps these in the flow's state and never reads the schema again; the same core
 //! sources run in a real-socket generator.
+//!
+//! `stochastic` apps and D-ITG presets become a [`StochasticParams`] whose messages are cut
+//! into packets no larger than the path MTU less 28 B of IPv4 and UDP headers; the game presets
+//! are the same laws as the home scenario's CBR flows (constants draw nothing), and the video
+//! presets the `video` app's sources.
 
-use crate::{App, Flow, Periods, Scenario, VideoPreset};
+use crate::{App, Flow, Periods, PresetName, Scenario, Topology, VideoPreset};
 use lasthop_core::rng::RngStreams;
 use lasthop_core::traffic::{
-    Calls, CbrParams, FileLoop, OnOffParams, PacedReads, Schedule, SourceParams, Transfer, VideoModel,
-    VideoParams, Volume,
+    Bursts, Calls, CbrParams, Dist, FileLoop, OnOffParams, PacedReads, Schedule, SourceParams, StochasticParams,
+    Transfer, VideoModel, VideoParams, Volume,
 };
 use lasthop_core::units::Bytes;
 
@@ -29,11 +34,13 @@ pub struct FlowApp {
 
 /// Converts flow `f`'s application (validated) into core traffic parameters.
 pub fn flow_app(scenario: &Scenario, f: &Flow, rng: &RngStreams) -> FlowApp {
-    let messages = source_params(&f.app).map(|p| Schedule::new(p, rng.stream(&format!("flow/{}/app", f.name))));
+    let messages = source_params(scenario, f).map(|p| Schedule::new(p, rng.stream(&format!("flow/{}/app", f.name))));
     let volume = match f.app {
         App::Bulk { bytes } => bytes.map_or(Volume::UntilStopped, |b| Volume::Bytes(b.0)),
         App::File { bytes, .. } => Volume::Bytes(bytes.0),
-        App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } => Volume::Messages,
+        App::Cbr { .. } | App::Onoff { .. } | App::Video { .. } | App::Stochastic { .. } | App::Preset { .. } => {
+            Volume::Messages
+        }
     };
     let calls = match (&f.app, f.tcp.as_ref().and_then(|p| p.read_rate)) {
         (App::File { message, app_buffer, send_delay, receive_delay, .. }, _) if scenario.uses_file_loop(f) => {
@@ -53,8 +60,69 @@ pub fn flow_app(scenario: &Scenario, f: &Flow, rng: &RngStreams) -> FlowApp {
     FlowApp { messages, transfer: Transfer { volume, calls } }
 }
 
-/// The message source an application describes; `None` for byte transfers.
-fn source_params(app: &App) -> Option<SourceParams> {
+/// IPv4 (20 B) and UDP (8 B) headers: a datagram's payload is at most the MTU less these.
+const IP_UDP_HEADERS: u64 = 28;
+
+/// The message source flow `f`'s application describes; `None` for byte transfers.
+pub fn source_params(scenario: &Scenario, f: &Flow) -> Option<SourceParams> {
+    let max_packet = || {
+        let mtu = Topology::new(scenario).path_mtu(f.src.get_ref(), f.dst.get_ref()).unwrap_or(1500);
+        mtu.saturating_sub(IP_UDP_HEADERS).clamp(1, u32::MAX as u64) as u32
+    };
+    Some(match f.app {
+        App::Stochastic { ref idt, ref size, ref on, ref off, count, bytes } => {
+            const VALID: &str = "validated when the scenario loaded";
+            let (idt, first) = idt.to_core().expect(VALID);
+            let mut p = StochasticParams::new(idt, size.to_core().expect(VALID));
+            p.first = first;
+            if let (Some(on), Some(off)) = (on, off) {
+                let on = on.to_core().expect(VALID).0;
+                p.bursts = Some(Bursts { on, off: off.to_core().expect(VALID).0 });
+            }
+            p.max_messages = count;
+            p.max_bytes = bytes.map(|b| b.0);
+            p.max_packet = max_packet();
+            SourceParams::Stochastic(p)
+        }
+        App::Preset { name, header, vad, count, bytes } => {
+            let mut p = match (name, name.ditg(header.unwrap_or_default(), vad)) {
+                (_, Some(preset)) => preset.params(),
+                (PresetName::GameDown, _) => game(50, 200.0),
+                (PresetName::GameUp, _) => game(60, 42.0),
+                (video, _) => return Some(video_params(video)),
+            };
+            p.max_messages = count;
+            p.max_bytes = bytes.map(|b| b.0);
+            p.max_packet = max_packet();
+            SourceParams::Stochastic(p)
+        }
+        _ => return source_params_of(&f.app),
+    })
+}
+
+/// The home scenario's game flows (Palazzi et al. 2006 §4): `bytes` every `ms` milliseconds.
+fn game(ms: u64, bytes: f64) -> StochasticParams {
+    const CONSTANTS: &str = "positive constants";
+    StochasticParams::new(
+        Dist::constant(ms as f64 * 1e6).expect(CONSTANTS),
+        Dist::constant(bytes).expect(CONSTANTS),
+    )
+}
+
+/// A video preset's source: the `video` app's, with its default packet size.
+fn video_params(name: PresetName) -> SourceParams {
+    let preset = match name {
+        PresetName::VideoStarwarsMpeg4Medium => VideoPreset::StarwarsMpeg4Medium,
+        PresetName::VideoStarwarsMpeg4Low => VideoPreset::StarwarsMpeg4Low,
+        PresetName::VideoLectureMpeg4Medium => VideoPreset::LectureMpeg4Medium,
+        PresetName::VideoLectureMpeg4Low => VideoPreset::LectureMpeg4Low,
+        _ => VideoPreset::StarwarsMpeg4High,
+    };
+    source_params_of(&App::Video { preset, packet_size: crate::default_video_packet() }).expect("a video source")
+}
+
+/// The sources whose parameters are in the app alone.
+fn source_params_of(app: &App) -> Option<SourceParams> {
     Some(match *app {
         App::Cbr { size, interval } => SourceParams::Cbr(CbrParams { size, interval }),
         App::Onoff { size, rate, on, off, periods } => SourceParams::OnOff(OnOffParams {
@@ -77,7 +145,7 @@ fn source_params(app: &App) -> Option<SourceParams> {
             },
             packet_size,
         }),
-        App::Bulk { .. } | App::File { .. } => return None,
+        App::Bulk { .. } | App::File { .. } | App::Stochastic { .. } | App::Preset { .. } => return None,
     })
 }
 
