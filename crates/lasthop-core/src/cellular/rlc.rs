@@ -130,7 +130,7 @@ struct Tti {
     id: u64,
     feedback_at: Time,
     lost: bool,
-    /// Range of this TTI's PDU sequence numbers in `sent_sns`.
+    /// Range of this TTI's PDU sequence numbers in the sent-SN log (`AwaitingStatus`).
     start: usize,
     len: usize,
 }
@@ -163,32 +163,174 @@ pub struct RlcStats {
     pub pdus_retransmitted: u64,
 }
 
-#[derive(Debug)]
-pub struct RlcAm {
-    pub cfg: RlcConfig,
-    errors: TtiErrors,
+/// The SDUs and PDUs still tracked, by sequence number. One record serves both ends of the
+/// link (the sender's acknowledgements and queueing, the receiver's reassembly), which share
+/// this entity; a record is forgotten once both ends are finished with it.
+#[derive(Debug, Default)]
+struct SduStore {
     /// SDUs by sequence number, from `sdu_base`.
     sdus: VecDeque<Sdu>,
     sdu_base: u64,
     /// PDUs by sequence number, from `pdu_base`.
     pdus: VecDeque<Pdu>,
     pdu_base: u64,
-    /// PDUs never sent and PDUs to retransmit, per class (TCP = 0, UDP = 1).
+}
+
+impl SduStore {
+    fn sdu(&self, seq: u64) -> &Sdu {
+        &self.sdus[(seq - self.sdu_base) as usize]
+    }
+    fn sdu_mut(&mut self, seq: u64) -> &mut Sdu {
+        &mut self.sdus[(seq - self.sdu_base) as usize]
+    }
+    fn pdu(&self, sn: u64) -> &Pdu {
+        &self.pdus[(sn - self.pdu_base) as usize]
+    }
+    fn pdu_mut(&mut self, sn: u64) -> &mut Pdu {
+        &mut self.pdus[(sn - self.pdu_base) as usize]
+    }
+    /// The sequence number one past the newest SDU.
+    fn sdu_end(&self) -> u64 {
+        self.sdu_base + self.sdus.len() as u64
+    }
+    /// Is the PDU still tracked (not yet forgotten by `compact`)?
+    fn tracks_pdu(&self, sn: u64) -> bool {
+        sn >= self.pdu_base
+    }
+
+    /// PDUs of discarded or acknowledged SDUs are not sent.
+    fn sendable(&self, sn: u64) -> bool {
+        if !self.tracks_pdu(sn) {
+            return false;
+        }
+        let p = self.pdu(sn);
+        !p.acked && self.sdu(p.sdu).state == SduState::Pending
+    }
+
+    /// Forgets SDUs and PDUs that both ends are finished with.
+    fn compact(&mut self) {
+        while let Some(s) = self.sdus.front() {
+            let sender_done = s.state != SduState::Pending;
+            if !(sender_done && (s.done_at_rx || s.skipped)) {
+                break;
+            }
+            let n = s.n_pdus as u64;
+            let first = s.first_sn;
+            self.sdus.pop_front();
+            self.sdu_base += 1;
+            debug_assert_eq!(first, self.pdu_base);
+            for _ in 0..n {
+                self.pdus.pop_front();
+            }
+            self.pdu_base += n;
+        }
+    }
+}
+
+/// The sender's buffers (the AM entity model of TS 25.322 Sect. 4.2.1.3; Koga et al. Sect.
+/// 3.1): the transmission buffer of PDUs never sent and the retransmission buffer of NACKed
+/// ones, and how many SDUs they hold against `buffer_sdus`.
+#[derive(Debug, Default)]
+struct TxBuffers {
+    /// PDUs never sent, per class (TCP = 0, UDP = 1).
     new_pdus: [VecDeque<u64>; 2],
+    /// PDUs to retransmit, per lane (one lane, or one per class with priority).
     retx: [VecDeque<u64>; 2],
-    in_flight: VecDeque<Tti>,
-    sent_sns: VecDeque<u64>,
-    sent_base: usize,
-    next_tti_id: u64,
-    /// Next SDU the receiver expects to pass up.
-    /// Next SDU each receiver lane expects (one lane, or one per class with priority).
-    rx_next: [u64; 2],
     /// SDUs occupying the base-station buffer, i.e. with `queued` above zero (one buffer, or one
     /// per class with priority scheduling: the paper gives each class the same size).
     occupancy: [usize; 2],
+}
+
+impl TxBuffers {
+    fn is_empty(&self) -> bool {
+        self.retx.iter().chain(self.new_pdus.iter()).all(|q| q.is_empty())
+    }
+}
+
+/// TTIs sent whose STATUS has not yet reached the sender (the sender's side of the RLC round
+/// trip), and the log of the PDU sequence numbers each carried.
+#[derive(Debug, Default)]
+struct AwaitingStatus {
+    ttis: VecDeque<Tti>,
+    /// PDU sequence numbers in the order sent, from log position `sent_base`.
+    sent_sns: VecDeque<u64>,
+    sent_base: usize,
+    next_tti_id: u64,
+}
+
+impl AwaitingStatus {
+    /// The log position of the next PDU sent.
+    fn log_end(&self) -> usize {
+        self.sent_base + self.sent_sns.len()
+    }
+    /// The PDU sent at log position `at`.
+    fn sent_sn(&self, at: usize) -> u64 {
+        self.sent_sns[at - self.sent_base]
+    }
+    /// Records a TTI carrying the PDUs at log positions `start..start + len`; returns its id.
+    fn push(&mut self, feedback_at: Time, lost: bool, start: usize, len: usize) -> u64 {
+        let id = self.next_tti_id;
+        self.next_tti_id += 1;
+        self.ttis.push_back(Tti { id, feedback_at, lost, start, len });
+        id
+    }
+    /// The oldest TTI whose STATUS is at the sender by `now`, taken out.
+    fn pop_due(&mut self, now: Time) -> Option<Tti> {
+        if self.ttis.front().is_some_and(|t| t.feedback_at <= now) { self.ttis.pop_front() } else { None }
+    }
+    /// The sent-SN log is consumed in TTI order: forgets positions before `to`.
+    fn forget_log_to(&mut self, to: usize) {
+        while self.sent_base < to {
+            self.sent_sns.pop_front();
+            self.sent_base += 1;
+        }
+    }
+}
+
+/// The receiver's state: the next SDU each in-order lane passes up (the role of TS 25.322's
+/// VR(R), Sect. 9.4, counted in SDUs rather than PDUs) and what it observed of recent
+/// retransmissions.
+#[derive(Debug, Default)]
+struct Receiver {
+    /// Next SDU each receiver lane expects (one lane, or one per class with priority).
+    next: [u64; 2],
+    /// Per TTI received, the most retransmissions any of its PDUs needed, for interlayer use.
+    recent_retx: VecDeque<RetxObservation>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RetxObservation {
+    arrived: Time,
+    most: u32,
+}
+
+/// The radio channel as the sender meets it: the TTI error process and the last TTI used.
+#[derive(Debug)]
+struct Radio {
+    errors: TtiErrors,
     last_tti_index: Option<u64>,
-    /// (arrival time, most retransmissions any PDU of that TTI needed), for interlayer use.
-    recent_retx: VecDeque<(Time, u32)>,
+}
+
+impl Radio {
+    /// A TTI goes on the air at TTI `index`; is it lost? The channel moves on by the TTIs since
+    /// the last transmission, idle ones included.
+    fn transmit(&mut self, index: u64) -> bool {
+        let gap = self.last_tti_index.map(|l| index.saturating_sub(l)).unwrap_or(1);
+        self.last_tti_index = Some(index);
+        self.errors.advance(gap)
+    }
+}
+
+/// One RLC AM direction: the sender's buffers and outstanding TTIs, the receiver's reassembly,
+/// and the SDU and PDU records both share.
+#[derive(Debug)]
+pub struct RlcAm {
+    pub cfg: RlcConfig,
+    radio: Radio,
+    store: SduStore,
+    tx: TxBuffers,
+    awaiting: AwaitingStatus,
+    rx: Receiver,
     pub stats: RlcStats,
 }
 
@@ -196,21 +338,11 @@ impl RlcAm {
     pub fn new(cfg: RlcConfig, errors: TtiErrors) -> Self {
         RlcAm {
             cfg,
-            errors,
-            sdus: VecDeque::new(),
-            sdu_base: 0,
-            pdus: VecDeque::new(),
-            pdu_base: 0,
-            new_pdus: [VecDeque::new(), VecDeque::new()],
-            retx: [VecDeque::new(), VecDeque::new()],
-            in_flight: VecDeque::new(),
-            sent_sns: VecDeque::new(),
-            sent_base: 0,
-            next_tti_id: 0,
-            rx_next: [0, 0],
-            occupancy: [0, 0],
-            last_tti_index: None,
-            recent_retx: VecDeque::new(),
+            radio: Radio { errors, last_tti_index: None },
+            store: SduStore::default(),
+            tx: TxBuffers::default(),
+            awaiting: AwaitingStatus::default(),
+            rx: Receiver::default(),
             stats: RlcStats::default(),
         }
     }
@@ -218,46 +350,40 @@ impl RlcAm {
     /// The most retransmissions any PDU received in the last `window` needed (layer-2
     /// information a receiver-side mechanism may use).
     pub fn observed_retransmissions(&mut self, now: Time, window: Duration) -> u32 {
-        while self.recent_retx.front().is_some_and(|&(t, _)| now.since(t) > window) {
-            self.recent_retx.pop_front();
+        let recent = &mut self.rx.recent_retx;
+        while recent.front().is_some_and(|o| now.since(o.arrived) > window) {
+            recent.pop_front();
         }
-        self.recent_retx.iter().map(|&(_, r)| r).max().unwrap_or(0)
+        recent.iter().map(|o| o.most).max().unwrap_or(0)
     }
 
     /// SDUs in the base-station buffer.
     pub fn occupancy(&self) -> usize {
-        self.occupancy[0] + self.occupancy[1]
+        self.tx.occupancy[0] + self.tx.occupancy[1]
     }
 
     /// Packet ids still held (for the conservation census): not yet passed up nor dropped.
     pub fn held_packets(&self) -> usize {
-        self.sdus.iter().filter(|s| !s.done_at_rx && s.state != SduState::Discarded).count()
-    }
-
-    fn sdu(&mut self, seq: u64) -> &mut Sdu {
-        &mut self.sdus[(seq - self.sdu_base) as usize]
-    }
-    fn pdu(&mut self, sn: u64) -> &mut Pdu {
-        &mut self.pdus[(sn - self.pdu_base) as usize]
+        self.store.sdus.iter().filter(|s| !s.done_at_rx && s.state != SduState::Discarded).count()
     }
 
     /// Accepts an SDU into the buffer; false if the buffer is full (the caller drops it).
     pub fn enqueue(&mut self, pkt: u32, bytes: u32, class: Class) -> bool {
         let lane = self.cfg.lane(class);
-        if self.occupancy[lane] >= self.cfg.buffer_sdus {
+        if self.tx.occupancy[lane] >= self.cfg.buffer_sdus {
             self.stats.buffer_drops += 1;
             return false;
         }
         self.stats.sdus_in += 1;
-        self.occupancy[lane] += 1;
-        let seq = self.sdu_base + self.sdus.len() as u64;
+        self.tx.occupancy[lane] += 1;
+        let seq = self.store.sdu_end();
         let n = self.cfg.pdus_for(bytes);
-        let first_sn = self.pdu_base + self.pdus.len() as u64;
+        let first_sn = self.store.pdu_base + self.store.pdus.len() as u64;
         for k in 0..n {
-            self.pdus.push_back(Pdu { sdu: seq, tx_count: 0, acked: false, received: false });
-            self.new_pdus[class as usize].push_back(first_sn + k as u64);
+            self.store.pdus.push_back(Pdu { sdu: seq, tx_count: 0, acked: false, received: false });
+            self.tx.new_pdus[class as usize].push_back(first_sn + k as u64);
         }
-        self.sdus.push_back(Sdu {
+        self.store.sdus.push_back(Sdu {
             pkt,
             class,
             n_pdus: n,
@@ -282,45 +408,40 @@ impl RlcAm {
 
     /// Is there anything for the TTI clock to do (data to send or feedback to await)?
     pub fn busy(&self) -> bool {
-        self.retx.iter().chain(self.new_pdus.iter()).any(|q| !q.is_empty()) || !self.in_flight.is_empty()
+        !self.tx.is_empty() || !self.awaiting.ttis.is_empty()
     }
 
     /// Runs the TTI that starts at `now` (a TTI boundary): takes feedback, sends PDUs.
     pub fn on_tti(&mut self, now: Time, out: &mut Vec<RlcOutput>) {
         self.take_feedback(now, out);
         let cap = self.cfg.pdus_per_tti();
-        let start = self.sent_base + self.sent_sns.len();
+        let start = self.awaiting.log_end();
         let mut len = 0;
         while len < cap {
             let Some(sn) = self.next_pdu_to_send() else { break };
-            if self.pdu(sn).tx_count > 0 {
+            let tx_count = self.store.pdu(sn).tx_count;
+            if tx_count > 0 {
                 self.stats.pdus_retransmitted += 1;
             }
-            let seq = self.pdu(sn).sdu;
+            let seq = self.store.pdu(sn).sdu;
             self.unqueue(seq);
-            if self.pdu(sn).tx_count == 0 && sn == self.sdu(seq).first_sn {
-                out.push(RlcOutput::Transmit { pkt: self.sdu(seq).pkt });
+            if tx_count == 0 && sn == self.store.sdu(seq).first_sn {
+                out.push(RlcOutput::Transmit { pkt: self.store.sdu(seq).pkt });
             }
-            self.pdu(sn).tx_count += 1;
-            self.sent_sns.push_back(sn);
+            self.store.pdu_mut(sn).tx_count += 1;
+            self.awaiting.sent_sns.push_back(sn);
             len += 1;
         }
         if len == 0 {
             return;
         }
-        // The channel moves on by the TTIs since the last transmission, idle ones included.
-        let index = now.0 / self.cfg.tti.0;
-        let gap = self.last_tti_index.map(|l| index.saturating_sub(l)).unwrap_or(1);
-        self.last_tti_index = Some(index);
-        let lost = self.errors.advance(gap);
+        let lost = self.radio.transmit(now.0 / self.cfg.tti.0);
         self.stats.ttis += 1;
         self.stats.pdus_sent += len as u64;
         if lost {
             self.stats.ttis_lost += 1;
         }
-        let id = self.next_tti_id;
-        self.next_tti_id += 1;
-        self.in_flight.push_back(Tti { id, feedback_at: now + self.cfg.feedback_delay(), lost, start, len });
+        let id = self.awaiting.push(now + self.cfg.feedback_delay(), lost, start, len);
         if !lost {
             out.push(RlcOutput::Arrival { id, at: now + self.cfg.tti + self.cfg.delay });
         }
@@ -329,28 +450,18 @@ impl RlcAm {
     /// A PDU of SDU `seq` left the queues for the air; the SDU frees its buffer place with its
     /// last queued PDU.
     fn unqueue(&mut self, seq: u64) {
-        let s = self.sdu(seq);
+        let s = self.store.sdu_mut(seq);
         s.queued -= 1;
-        let (left, class) = (s.queued, s.class);
-        if left == 0 {
-            let lane = self.cfg.lane(class);
-            self.occupancy[lane] -= 1;
+        if s.queued == 0 {
+            self.tx.occupancy[self.cfg.lane(s.class)] -= 1;
         }
-    }
-
-    /// PDUs of discarded or acknowledged SDUs are not sent.
-    fn sendable(&self, sn: u64) -> bool {
-        if sn < self.pdu_base {
-            return false;
-        }
-        let p = self.pdus[(sn - self.pdu_base) as usize];
-        !p.acked && self.sdus[(p.sdu - self.sdu_base) as usize].state == SduState::Pending
     }
 
     fn pop_sendable(&mut self, q: usize, retx: bool) -> Option<u64> {
+        let queue = if retx { &mut self.tx.retx[q] } else { &mut self.tx.new_pdus[q] };
         loop {
-            let sn = if retx { self.retx[q].pop_front()? } else { self.new_pdus[q].pop_front()? };
-            if self.sendable(sn) {
+            let sn = queue.pop_front()?;
+            if self.store.sendable(sn) {
                 return Some(sn);
             }
         }
@@ -370,77 +481,73 @@ impl RlcAm {
         if let Some(sn) = self.pop_sendable(0, true) {
             return Some(sn);
         }
+        let new = &mut self.tx.new_pdus;
         loop {
             // The older of the two classes' next new PDUs.
-            let q = match (self.new_pdus[0].front(), self.new_pdus[1].front()) {
+            let q = match (new[0].front(), new[1].front()) {
                 (Some(a), Some(b)) => usize::from(b < a),
                 (Some(_), None) => 0,
                 (None, Some(_)) => 1,
                 (None, None) => return None,
             };
-            let sn = self.new_pdus[q].pop_front().expect("front exists");
-            if self.sendable(sn) {
+            let sn = new[q].pop_front().expect("front exists");
+            if self.store.sendable(sn) {
                 return Some(sn);
             }
         }
     }
 
+    /// The STATUS of every TTI due by `now`: its PDUs are acknowledged, or (lost) queued for
+    /// retransmission or, past the limit, their SDU discarded.
     fn take_feedback(&mut self, now: Time, out: &mut Vec<RlcOutput>) {
-        while self.in_flight.front().is_some_and(|t| t.feedback_at <= now) {
-            let t = self.in_flight.pop_front().expect("checked");
+        while let Some(t) = self.awaiting.pop_due(now) {
             for k in 0..t.len {
-                let sn = self.sent_sns[t.start - self.sent_base + k];
-                if sn < self.pdu_base {
+                let sn = self.awaiting.sent_sn(t.start + k);
+                if !self.store.tracks_pdu(sn) {
                     continue;
                 }
-                let p = *self.pdu(sn);
+                let p = *self.store.pdu(sn);
                 let seq = p.sdu;
-                if self.sdu(seq).state != SduState::Pending || p.acked {
+                if self.store.sdu(seq).state != SduState::Pending || p.acked {
                     continue;
                 }
                 if !t.lost {
-                    self.pdu(sn).acked = true;
-                    let s = self.sdu(seq);
+                    self.store.pdu_mut(sn).acked = true;
+                    let s = self.store.sdu_mut(seq);
                     s.acked += 1;
                     if s.acked == s.n_pdus {
                         s.state = SduState::Acked;
                     }
                 } else {
-                    let class = self.sdu(seq).class;
+                    let class = self.store.sdu(seq).class;
                     if self.cfg.unlimited || p.tx_count <= self.cfg.max_retx(class) {
                         let lane = self.cfg.lane(class);
-                        self.retx[lane].push_back(sn);
-                        let s = self.sdu(seq);
+                        self.tx.retx[lane].push_back(sn);
+                        let s = self.store.sdu_mut(seq);
                         s.queued += 1;
                         if s.queued == 1 {
-                            self.occupancy[lane] += 1;
+                            self.tx.occupancy[lane] += 1;
                         }
                     } else {
                         self.discard(now, seq, out);
                     }
                 }
             }
-            // The sent-SN log is consumed in TTI order.
-            let drop_to = t.start + t.len;
-            while self.sent_base < drop_to {
-                self.sent_sns.pop_front();
-                self.sent_base += 1;
-            }
+            self.awaiting.forget_log_to(t.start + t.len);
         }
-        self.compact();
+        self.store.compact();
     }
 
     fn discard(&mut self, now: Time, seq: u64, out: &mut Vec<RlcOutput>) {
         let known = now + self.cfg.tti + self.cfg.delay;
-        let s = self.sdu(seq);
+        let s = self.store.sdu_mut(seq);
         s.state = SduState::Discarded;
         s.discard_known_at = known;
         let (pkt, done, class, queued) = (s.pkt, s.done_at_rx, s.class, s.queued);
         // Its PDUs still queued are skipped when they come up (`sendable`).
         s.queued = 0;
         if queued > 0 {
-            let lane = self.cfg.lane(class);
-            self.occupancy[lane] -= 1;
+            self.tx.occupancy[self.cfg.lane(class)] -= 1;
         }
         self.stats.discarded += 1;
         // A packet the receiver already passed up (all PDUs arrived, the ACK did not) is not lost.
@@ -449,47 +556,28 @@ impl RlcAm {
         }
     }
 
-    /// Forgets SDUs and PDUs that both ends are finished with.
-    fn compact(&mut self) {
-        while let Some(s) = self.sdus.front() {
-            let sender_done = s.state != SduState::Pending;
-            if !(sender_done && (s.done_at_rx || s.skipped)) {
-                break;
-            }
-            let n = s.n_pdus as u64;
-            let first = s.first_sn;
-            self.sdus.pop_front();
-            self.sdu_base += 1;
-            debug_assert_eq!(first, self.pdu_base);
-            for _ in 0..n {
-                self.pdus.pop_front();
-            }
-            self.pdu_base += n;
-        }
-    }
-
     /// The PDUs of TTI `id` reach the receiver. Returns the next receiver deadline (WT, MRW).
     pub fn on_arrival(&mut self, now: Time, id: u64, out: &mut Vec<RlcOutput>) -> Option<Time> {
-        // A TTI's record leaves `in_flight` at its feedback time, which is after its arrival.
-        let t = *self.in_flight.iter().find(|t| t.id == id).expect("a TTI arrives before its feedback");
+        // A TTI's record leaves `awaiting` at its feedback time, which is after its arrival.
+        let t = *self.awaiting.ttis.iter().find(|t| t.id == id).expect("a TTI arrives before its feedback");
         let most = (0..t.len)
-            .map(|k| self.sent_sns[t.start - self.sent_base + k])
-            .filter(|&sn| sn >= self.pdu_base)
-            .map(|sn| self.pdus[(sn - self.pdu_base) as usize].tx_count.saturating_sub(1))
+            .map(|k| self.awaiting.sent_sn(t.start + k))
+            .filter(|&sn| self.store.tracks_pdu(sn))
+            .map(|sn| self.store.pdu(sn).tx_count.saturating_sub(1))
             .max()
             .unwrap_or(0);
-        self.recent_retx.push_back((now, most));
+        self.rx.recent_retx.push_back(RetxObservation { arrived: now, most });
         for k in 0..t.len {
-            let sn = self.sent_sns[t.start - self.sent_base + k];
-            if sn < self.pdu_base {
+            let sn = self.awaiting.sent_sn(t.start + k);
+            if !self.store.tracks_pdu(sn) {
                 continue;
             }
-            let p = *self.pdu(sn);
+            let p = *self.store.pdu(sn);
             if p.received {
                 continue;
             }
-            self.pdu(sn).received = true;
-            let s = self.sdu(p.sdu);
+            self.store.pdu_mut(sn).received = true;
+            let s = self.store.sdu_mut(p.sdu);
             if s.state == SduState::Discarded {
                 continue;
             }
@@ -522,7 +610,7 @@ impl RlcAm {
                 wake = Some(wake.map_or(t, |w| w.min(t)));
             }
         }
-        self.compact();
+        self.store.compact();
         match (wake, self.next_mrw_deadline(now)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -530,38 +618,38 @@ impl RlcAm {
     }
 
     fn in_lane(&self, seq: u64, lane: usize) -> bool {
-        self.cfg.lane(self.sdus[(seq - self.sdu_base) as usize].class) == lane
+        self.cfg.lane(self.store.sdu(seq).class) == lane
     }
 
     fn deliver_lane(&mut self, lane: usize, now: Time, out: &mut Vec<RlcOutput>) -> Option<Time> {
-        let end = self.sdu_base + self.sdus.len() as u64;
-        self.rx_next[lane] = self.rx_next[lane].max(self.sdu_base);
+        let end = self.store.sdu_end();
+        self.rx.next[lane] = self.rx.next[lane].max(self.store.sdu_base);
         loop {
             // In-sequence delivery.
-            while self.rx_next[lane] < end {
-                let q = self.rx_next[lane];
-                let s = *self.sdu(q);
+            while self.rx.next[lane] < end {
+                let q = self.rx.next[lane];
+                let s = *self.store.sdu(q);
                 if !self.in_lane(q, lane) || s.done_at_rx || s.skipped {
-                    self.rx_next[lane] += 1;
+                    self.rx.next[lane] += 1;
                 } else if s.completed_at.is_some() && s.state != SduState::Discarded {
-                    self.sdu(q).done_at_rx = true;
+                    self.store.sdu_mut(q).done_at_rx = true;
                     self.stats.delivered += 1;
                     out.push(RlcOutput::Deliver { pkt: s.pkt });
-                    self.rx_next[lane] += 1;
+                    self.rx.next[lane] += 1;
                 } else if s.state == SduState::Discarded && s.discard_known_at <= now {
-                    self.sdu(q).done_at_rx = true;
-                    self.rx_next[lane] += 1;
+                    self.store.sdu_mut(q).done_at_rx = true;
+                    self.rx.next[lane] += 1;
                 } else {
                     break;
                 }
             }
             // The earliest complete SDU of the lane beyond the gap: has it waited WT?
-            let held = (self.rx_next[lane]..end)
+            let held = (self.rx.next[lane]..end)
                 .find(|&q| {
-                    let s = &self.sdus[(q - self.sdu_base) as usize];
+                    let s = self.store.sdu(q);
                     self.in_lane(q, lane) && s.completed_at.is_some() && !s.done_at_rx && s.state != SduState::Discarded
                 })
-                .map(|q| (q, self.sdus[(q - self.sdu_base) as usize].completed_at.expect("found")));
+                .map(|q| (q, self.store.sdu(q).completed_at.expect("found")));
             // "An IP datagram is sent to the upper layer if all of the preceding PDUs that were
             // transmitted arrive at the mobile station within the WT period" (Sect. 2.1): PDUs
             // arriving the very instant WT runs out are in time, so the gap is given up 1 ns
@@ -571,15 +659,15 @@ impl RlcAm {
             match held {
                 Some((q, done)) if expiry(done) <= now => {
                     // Give up the lane's gap before q.
-                    for g in self.rx_next[lane]..q {
+                    for g in self.rx.next[lane]..q {
                         if self.in_lane(g, lane) {
-                            let s = self.sdu(g);
+                            let s = self.store.sdu_mut(g);
                             if !s.done_at_rx {
                                 s.skipped = true;
                             }
                         }
                     }
-                    self.rx_next[lane] = q;
+                    self.rx.next[lane] = q;
                 }
                 Some((_, done)) => return Some(expiry(done)),
                 None => return None,
@@ -588,7 +676,8 @@ impl RlcAm {
     }
 
     fn next_mrw_deadline(&self, now: Time) -> Option<Time> {
-        self.sdus
+        self.store
+            .sdus
             .iter()
             .filter(|s| s.state == SduState::Discarded && !s.done_at_rx && s.discard_known_at > now)
             .map(|s| s.discard_known_at)
