@@ -99,7 +99,8 @@ struct FileLoop {
 }
 
 enum FlowKind {
-    Udp(Schedule),
+    /// Boxed like `Tcp`: a schedule is ~430 bytes, which every flow would otherwise carry.
+    Udp(Box<Schedule>),
     Tcp(Box<TcpFlow>),
 }
 
@@ -113,23 +114,68 @@ struct PacketRecords {
     outcome: Vec<String>,
 }
 
+/// One flow at run time: its addresses, active period and measurement, and its applications
+/// and endpoints (`kind`).
 struct FlowState {
     name: String,
+    transport: Transport,
+    ends: FlowEnds,
+    period: ActivePeriod,
+    meters: FlowMeters,
+    kind: FlowKind,
+}
+
+/// The header fields a flow's packets carry: its two nodes, their ports and the DSCP. Data goes
+/// src -> dst (from the client), ACKs back.
+#[derive(Clone, Copy, Debug)]
+struct FlowEnds {
     src: u32,
     dst: u32,
     sport: u16,
     dport: u16,
     dscp: u8,
+}
+
+impl FlowEnds {
+    /// (from node, to node, from port, to port) of the packets `end` sends.
+    fn sent_by(&self, end: End) -> (u32, u32, u16, u16) {
+        match end {
+            End::Client => (self.src, self.dst, self.sport, self.dport),
+            End::Server => (self.dst, self.src, self.dport, self.sport),
+        }
+    }
+}
+
+/// When a flow's applications run: from `start` until `stop` (the run's end if it has none).
+#[derive(Clone, Copy, Debug)]
+struct ActivePeriod {
     start: Time,
     stop: Time,
-    transport: Transport,
+}
+
+/// A flow's measurement: a meter per direction, the per-direction packet numbers the meters
+/// count loss and reordering by, and the per-packet records of the data direction if probed.
+struct FlowMeters {
     /// Data direction src -> dst.
     forward: FlowMeter,
     /// Reverse direction (TCP ACKs).
     reverse: FlowMeter,
     next_seq: [u32; 2],
-    kind: FlowKind,
     records: Option<PacketRecords>,
+}
+
+impl FlowMeters {
+    /// The next packet number in direction `dir` (0 = data, 1 = reverse).
+    fn number(&mut self, dir: usize) -> u32 {
+        let seq = self.next_seq[dir];
+        self.next_seq[dir] += 1;
+        seq
+    }
+
+    /// The meter of direction `dir` (0 = data, 1 = reverse).
+    fn direction(&mut self, dir: usize) -> &mut FlowMeter {
+        if dir == 0 { &mut self.forward } else { &mut self.reverse }
+    }
 }
 
 pub struct Simulation {
@@ -318,7 +364,7 @@ impl Simulation {
 
     fn meter(&mut self, p: &Packet) -> &mut FlowMeter {
         let f = &mut self.flows[p.flow as usize];
-        if p.dst == f.dst { &mut f.forward } else { &mut f.reverse }
+        f.meters.direction(usize::from(p.dst != f.ends.dst))
     }
 
     // ------------------------------------------------------------------ host CPUs and the file loop

@@ -127,7 +127,7 @@ impl Simulation {
             // downlink that delivers to the receiver, if there is one.
             if let (Some(r), FlowKind::Tcp(t)) = (f.tcp.as_ref().and_then(|p| p.receiver_awnd.as_ref()), &state.kind) {
                 if r.retransmissions.is_none() && r.segments.is_none() {
-                    if let Some(&ri) = downlinks.iter().find(|&&h| sim.net.hops[h].nodes[1] == state.dst) {
+                    if let Some(&ri) = downlinks.iter().find(|&&h| sim.net.hops[h].nodes[1] == state.ends.dst) {
                         sim.live_awnd.push((i, ri, t.server.mss(), DEFAULT_AWND_RETRANSMISSIONS, 0));
                     }
                 }
@@ -149,7 +149,7 @@ impl Simulation {
         let transport = f.transport();
         let FlowApp { messages, transfer } = lasthop_scenario::build::traffic::flow_app(&self.scenario, f, rng);
         let kind = match transport {
-            Transport::Udp => FlowKind::Udp(messages.expect("validated: UDP apps are sources")),
+            Transport::Udp => FlowKind::Udp(Box::new(messages.expect("validated: UDP apps are sources"))),
             Transport::Tcp => {
                 let p = f.tcp.clone().unwrap_or_default();
                 let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).expect("validated");
@@ -218,28 +218,28 @@ impl Simulation {
         };
         FlowState {
             name: f.name.clone(),
-            src,
-            dst,
-            sport: 10_000 + i as u16,
-            dport: 5_000 + i as u16,
-            dscp: f.dscp,
-            start: Time(f.start.0),
-            stop: Time(f.stop.map(|s| s.0).unwrap_or(u64::MAX).min(self.end.0)),
             transport,
-            forward: {
-                let mut m = FlowMeter::new(self.interval);
-                if let Some(d) = f.effective_deadline() {
-                    m.set_deadline(d);
-                }
-                if f.discard_reordered {
-                    m.set_discard_reordered();
-                }
-                m
+            ends: FlowEnds { src, dst, sport: 10_000 + i as u16, dport: 5_000 + i as u16, dscp: f.dscp },
+            period: ActivePeriod {
+                start: Time(f.start.0),
+                stop: Time(f.stop.map(|s| s.0).unwrap_or(u64::MAX).min(self.end.0)),
             },
-            reverse: FlowMeter::light(self.interval),
-            next_seq: [0, 0],
+            meters: FlowMeters {
+                forward: {
+                    let mut m = FlowMeter::new(self.interval);
+                    if let Some(d) = f.effective_deadline() {
+                        m.set_deadline(d);
+                    }
+                    if f.discard_reordered {
+                        m.set_discard_reordered();
+                    }
+                    m
+                },
+                reverse: FlowMeter::light(self.interval),
+                next_seq: [0, 0],
+                records: self.scenario.probes.packets.contains(&f.name).then(PacketRecords::default),
+            },
             kind,
-            records: self.scenario.probes.packets.contains(&f.name).then(PacketRecords::default),
         }
     }
 }

@@ -7,7 +7,7 @@ impl Simulation {
     pub(super) fn on_flow_start(&mut self, flow: u32) {
         let fi = flow as usize;
         let now = self.now;
-        let start = self.flows[fi].start;
+        let start = self.flows[fi].period.start;
         match &mut self.flows[fi].kind {
             FlowKind::Udp(src) => {
                 self.events.schedule(start + src.due().at, Event::AppSend { flow });
@@ -28,7 +28,7 @@ impl Simulation {
                     self.events.schedule(now, Event::AppRead { flow });
                 }
                 if file_loop {
-                    let src = self.flows[fi].src;
+                    let src = self.flows[fi].ends.src;
                     self.cpu_push(src, Work::Send(flow));
                 }
             }
@@ -47,18 +47,18 @@ impl Simulation {
     pub(super) fn on_app_send(&mut self, flow: u32) {
         let fi = flow as usize;
         let now = self.now;
-        if now >= self.flows[fi].stop {
+        if now >= self.flows[fi].period.stop {
             return;
         }
         if let FlowKind::Tcp(t) = &self.flows[fi].kind {
             if t.file.is_some() {
                 // The sender's inter-packet sleep is over: its next send() queues for the CPU.
-                let src = self.flows[fi].src;
+                let src = self.flows[fi].ends.src;
                 self.cpu_push(src, Work::Send(flow));
                 return;
             }
         }
-        let start = self.flows[fi].start;
+        let start = self.flows[fi].period.start;
         match &mut self.flows[fi].kind {
             FlowKind::Udp(src) => {
                 let message = src.pop();
@@ -68,7 +68,7 @@ impl Simulation {
                 for size in fragments(message.bytes, max) {
                     self.send_udp(fi, size);
                 }
-                if next < self.flows[fi].stop {
+                if next < self.flows[fi].period.stop {
                     self.events.schedule(next, Event::AppSend { flow });
                 }
             }
@@ -78,7 +78,7 @@ impl Simulation {
                     t.transfer.queue(m.pop().bytes as u64);
                     let next = start + m.due().at;
                     self.pump_writer(fi);
-                    if next < self.flows[fi].stop {
+                    if next < self.flows[fi].period.stop {
                         self.events.schedule(next, Event::AppSend { flow });
                     }
                 }
@@ -88,25 +88,24 @@ impl Simulation {
 
     pub(super) fn send_udp(&mut self, fi: usize, size: u32) {
         let f = &mut self.flows[fi];
-        let seq = f.next_seq[0];
-        f.next_seq[0] += 1;
+        let seq = f.meters.number(0);
+        let FlowEnds { src, dst, sport, dport, dscp } = f.ends;
         let p = Packet {
             uid: self.next_uid,
             flow: fi as u32,
             pkt_seq: seq,
-            src: f.src,
-            dst: f.dst,
-            sport: f.sport,
-            dport: f.dport,
-            dscp: f.dscp,
+            src,
+            dst,
+            sport,
+            dport,
+            dscp,
             proto: Protocol::Udp,
             tcp: TcpHeader::default(),
             payload_len: size,
             sent_at: self.now,
         };
         self.next_uid += 1;
-        f.forward.on_sent(self.now, p.wire_len());
-        let src = f.src;
+        f.meters.forward.on_sent(self.now, p.wire_len());
         self.send_from(src, p);
     }
 
@@ -139,7 +138,7 @@ impl Simulation {
         let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { return };
         if t.file.is_some() {
             // The receiver's inter-packet sleep is over: its next recv() queues for the CPU.
-            let dst = self.flows[fi].dst;
+            let dst = self.flows[fi].ends.dst;
             self.cpu_push(dst, Work::Recv(flow));
             return;
         }
@@ -163,7 +162,7 @@ impl Simulation {
             read = n;
             if n > 0 {
                 t.read_total += n;
-                f.forward.on_delivered(now, n);
+                f.meters.forward.on_delivered(now, n);
                 if t.completed_at.is_none() && t.transfer.target().is_some_and(|tot| t.read_total >= tot) {
                     t.completed_at = Some(now);
                 }
@@ -241,12 +240,9 @@ impl Simulation {
     pub(super) fn emit_segments(&mut self, fi: usize, end: End, out: &mut Vec<Segment>) {
         for seg in out.drain(..) {
             let f = &mut self.flows[fi];
-            let (src, dst, sport, dport, dir) = match end {
-                End::Client => (f.src, f.dst, f.sport, f.dport, 0),
-                End::Server => (f.dst, f.src, f.dport, f.sport, 1),
-            };
-            let seq = f.next_seq[dir];
-            f.next_seq[dir] += 1;
+            let (src, dst, sport, dport) = f.ends.sent_by(end);
+            let dir = end as usize;
+            let seq = f.meters.number(dir);
             let p = Packet {
                 uid: self.next_uid,
                 flow: fi as u32,
@@ -255,15 +251,14 @@ impl Simulation {
                 dst,
                 sport,
                 dport,
-                dscp: f.dscp,
+                dscp: f.ends.dscp,
                 proto: Protocol::Tcp,
                 tcp: seg.hdr,
                 payload_len: seg.payload_len,
                 sent_at: self.now,
             };
             self.next_uid += 1;
-            let meter = if dir == 0 { &mut f.forward } else { &mut f.reverse };
-            meter.on_sent(self.now, p.wire_len());
+            f.meters.direction(dir).on_sent(self.now, p.wire_len());
             self.send_from(src, p);
         }
     }

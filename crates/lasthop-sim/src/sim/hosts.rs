@@ -96,7 +96,7 @@ impl Simulation {
             }
             Work::Recv(flow) => {
                 let fi = flow as usize;
-                let (dst, dev) = (self.flows[fi].dst, self.hosts.devices[self.flows[fi].dst as usize]);
+                let (dst, dev) = (self.flows[fi].ends.dst, self.hosts.devices[self.flows[fi].ends.dst as usize]);
                 let FlowKind::Tcp(t) = &mut self.flows[fi].kind else { unreachable!() };
                 let fl = t.file.as_mut().expect("file loop");
                 if fl.receiver.storing_last {
@@ -137,7 +137,7 @@ impl Simulation {
         self.scratch = out;
         self.arm_tcp_timer(fi, End::Client);
         if done {
-            let src = self.flows[fi].src;
+            let src = self.flows[fi].ends.src;
             let sleep = self.hosts.devices[src as usize].sleep(delay);
             let flow = fi as u32;
             if sleep.0 == 0 {
@@ -154,7 +154,7 @@ impl Simulation {
         let Some(fl) = t.file.as_mut() else { return };
         if fl.receiver.waiting && (t.server.readable() > 0 || (t.server.fin_received() && !t.server_closed)) {
             fl.receiver.waiting = false;
-            let dst = self.flows[fi].dst;
+            let dst = self.flows[fi].ends.dst;
             self.cpu_push(dst, Work::Recv(fi as u32));
         }
     }

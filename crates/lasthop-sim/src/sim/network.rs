@@ -62,13 +62,11 @@ impl Simulation {
         let node = self.net.processors[k].node;
         for mut q in emit.drain(..) {
             let f = &mut self.flows[q.flow as usize];
-            let dir = usize::from(q.dst != f.dst);
-            q.pkt_seq = f.next_seq[dir];
-            f.next_seq[dir] += 1;
+            let dir = usize::from(q.dst != f.ends.dst);
+            q.pkt_seq = f.meters.number(dir);
             q.uid = self.next_uid;
             self.next_uid += 1;
-            let meter = if dir == 0 { &mut f.forward } else { &mut f.reverse };
-            meter.on_sent(self.now, q.wire_len());
+            f.meters.direction(dir).on_sent(self.now, q.wire_len());
             let next = self.net.next_node[node as usize * self.net.n_nodes + q.dst as usize];
             let chain = &self.net.chains[node as usize * self.net.n_nodes + next as usize];
             let below = chain.iter().position(|&x| x as usize == k).map_or(0, |i| i + 1);
@@ -256,11 +254,10 @@ impl Simulation {
         let p = self.net.packets.free(id);
         let now = self.now;
         let f = &mut self.flows[p.flow as usize];
-        let forward = p.dst == f.dst;
-        let meter = if forward { &mut f.forward } else { &mut f.reverse };
-        meter.on_dropped(now, cause);
+        let forward = p.dst == f.ends.dst;
+        f.meters.direction(usize::from(!forward)).on_dropped(now, cause);
         if forward {
-            if let Some(r) = f.records.as_mut() {
+            if let Some(r) = f.meters.records.as_mut() {
                 r.pkt_seq.push(p.pkt_seq as u64);
                 r.sent_ns.push(p.sent_at.0);
                 r.received_ns.push(None);
@@ -281,9 +278,9 @@ impl Simulation {
         let bytes = p.wire_len();
         self.meter(&p).on_received(now, p.sent_at, p.pkt_seq, bytes);
         let fi = p.flow as usize;
-        let forward = p.dst == self.flows[fi].dst;
+        let forward = p.dst == self.flows[fi].ends.dst;
         if forward {
-            if let Some(r) = self.flows[fi].records.as_mut() {
+            if let Some(r) = self.flows[fi].meters.records.as_mut() {
                 r.pkt_seq.push(p.pkt_seq as u64);
                 r.sent_ns.push(p.sent_at.0);
                 r.received_ns.push(Some(now.0 as f64 / 1e9));
@@ -293,7 +290,7 @@ impl Simulation {
         }
         match p.proto {
             Protocol::Udp => {
-                self.flows[fi].forward.on_delivered(now, p.payload_len as u64);
+                self.flows[fi].meters.forward.on_delivered(now, p.payload_len as u64);
             }
             Protocol::Tcp => {
                 let seg = Segment { hdr: p.tcp, payload_len: p.payload_len };

@@ -29,7 +29,7 @@ impl Simulation {
         let mut intervals = IntervalColumns::default();
         let mut tables = Vec::new();
         let flows = self.flow_reports(end, &mut intervals, &mut tables);
-        tables.push(delay_cdf_table(self.flows.iter().map(|f| (f.name.as_str(), &f.forward))));
+        tables.push(delay_cdf_table(self.flows.iter().map(|f| (f.name.as_str(), &f.meters.forward))));
         let links = self
             .net
             .hops
@@ -65,17 +65,17 @@ impl Simulation {
         let live_max: BTreeMap<usize, u32> = self.live_awnd.iter().map(|e| (e.0, e.4)).collect();
         let mut reports = Vec::with_capacity(self.flows.len());
         for (fi, f) in self.flows.iter_mut().enumerate() {
-            let stop = f.stop.min(end);
+            let stop = f.period.stop.min(end);
             let completed = match &f.kind {
                 FlowKind::Tcp(t) => t.completed_at,
                 FlowKind::Udp(_) => None,
             };
-            let active = completed.unwrap_or(stop).since(f.start);
-            let forward = f.forward.summary(active);
-            let reverse = ReverseSummary::from(&f.reverse.summary(active));
+            let active = completed.unwrap_or(stop).since(f.period.start);
+            let forward = f.meters.forward.summary(active);
+            let reverse = ReverseSummary::from(&f.meters.reverse.summary(active));
             let connection = match &mut f.kind {
                 FlowKind::Tcp(t) => {
-                    let connection = tcp_connection(t, f.start, live_max.get(&fi).copied());
+                    let connection = tcp_connection(t, f.period.start, live_max.get(&fi).copied());
                     let trace = t.client.take_trace();
                     if !trace.is_empty() || self.scenario.probes.tcp.contains(&f.name) {
                         tables.push(tcp_trace_table(&format!("tcp/{}", f.name), trace.iter().map(trace_row)));
@@ -86,10 +86,10 @@ impl Simulation {
                 }
                 FlowKind::Udp(_) => None,
             };
-            for row in f.forward.interval_rows(end) {
+            for row in f.meters.forward.interval_rows(end) {
                 intervals.push(&f.name, row);
             }
-            if let Some(r) = f.records.take() {
+            if let Some(r) = f.meters.records.take() {
                 tables.push(packet_table(&f.name, r));
             }
             reports.push(FlowReport {
@@ -98,9 +98,9 @@ impl Simulation {
                     Transport::Tcp => report::Transport::Tcp,
                     Transport::Udp => report::Transport::Udp,
                 },
-                src: self.net.node_names[f.src as usize].clone(),
-                dst: self.net.node_names[f.dst as usize].clone(),
-                start_s: f.start.as_secs_f64(),
+                src: self.net.node_names[f.ends.src as usize].clone(),
+                dst: self.net.node_names[f.ends.dst as usize].clone(),
+                start_s: f.period.start.as_secs_f64(),
                 stop_s: stop.as_secs_f64(),
                 forward,
                 reverse,
