@@ -76,7 +76,7 @@ impl Bbr {
     }
 
     pub fn pacing_rate(&self) -> f64 {
-        self.model.pacing_rate
+        self.model.pacing_rate()
     }
 
     /// New data acknowledged outside recovery, before the model sees the ACK.
@@ -113,7 +113,7 @@ impl Bbr {
     }
 
     fn adopt_model_window(&mut self) {
-        self.loss_window.window.cwnd = self.model.cwnd;
+        self.loss_window.window.cwnd = self.model.cwnd();
     }
 
     pub fn on_send(&mut self, now: Time, start: SeqNum, end: SeqNum, inflight: u64) {
@@ -133,7 +133,7 @@ impl Bbr {
 
     /// (BtlBw in bit/s, RTprop, mode) for the summary.
     pub fn state(&self) -> (f64, Option<Duration>, &'static str) {
-        let mode = match self.model.mode {
+        let mode = match self.model.mode() {
             Mode::Startup => "startup",
             Mode::Drain => "drain",
             Mode::ProbeBw => "probe_bw",
@@ -226,65 +226,109 @@ struct LossResponse {
     in_recovery: bool,
 }
 
-/// The BBR v1 state machine and its two filters, in bytes and bytes per second.
-#[derive(Clone, Debug)]
-pub struct BbrModel {
-    mss: u64,
-    pub mode: Mode,
+/// The network path model BBR keeps (the draft's BBR.BtlBw and BBR.RTprop), and the round
+/// trips that BtlBw's window and the state machine count.
+#[derive(Clone, Debug, Default)]
+struct PathModel {
     btl_bw: BtlBwFilter,
     rtprop: RtPropFilter,
     round: RoundCounter,
+}
+
+/// The state machine: the current state (BBR.state), the gains it sets, and what each state's
+/// exit waits for (Startup's full pipe, ProbeBW's gain cycle, ProbeRTT's dwell).
+#[derive(Clone, Copy, Debug)]
+struct StateMachine {
+    mode: Mode,
+    pacing_gain: f64,
+    cwnd_gain: f64,
     full_pipe: FullPipe,
     cycle: GainCycle,
     probe_rtt: ProbeRtt,
+}
+
+impl StateMachine {
+    fn enter(&mut self, mode: Mode, pacing_gain: f64, cwnd_gain: f64) {
+        self.mode = mode;
+        self.pacing_gain = pacing_gain;
+        self.cwnd_gain = cwnd_gain;
+    }
+}
+
+/// The control parameters the model sets for the sender, in bytes and bytes per second.
+#[derive(Clone, Copy, Debug)]
+struct ControlParameters {
+    pacing_rate: f64,
+    cwnd: u64,
+}
+
+/// The BBR v1 model: the path model it estimates, the state machine that probes it, the loss
+/// response, and the control parameters that follow from them.
+#[derive(Clone, Debug)]
+pub struct BbrModel {
+    mss: u64,
+    path: PathModel,
+    machine: StateMachine,
     loss: LossResponse,
-    pacing_gain: f64,
-    cwnd_gain: f64,
-    /// Bytes per second.
-    pub pacing_rate: f64,
-    pub cwnd: u64,
+    control: ControlParameters,
 }
 
 impl BbrModel {
     pub fn new(mss: u64, initial_cwnd: u64) -> Self {
         BbrModel {
             mss,
-            mode: Mode::Startup,
-            btl_bw: BtlBwFilter::default(),
-            rtprop: RtPropFilter::default(),
-            round: RoundCounter::default(),
-            full_pipe: FullPipe::default(),
-            cycle: GainCycle::default(),
-            probe_rtt: ProbeRtt::default(),
+            path: PathModel::default(),
+            machine: StateMachine {
+                mode: Mode::Startup,
+                pacing_gain: HIGH_GAIN,
+                cwnd_gain: HIGH_GAIN,
+                full_pipe: FullPipe::default(),
+                cycle: GainCycle::default(),
+                probe_rtt: ProbeRtt::default(),
+            },
             loss: LossResponse::default(),
-            pacing_gain: HIGH_GAIN,
-            cwnd_gain: HIGH_GAIN,
-            // Linux: high_gain · initial cwnd / 1 ms until an RTT is known.
-            pacing_rate: HIGH_GAIN * initial_cwnd as f64 / 1e-3,
-            cwnd: initial_cwnd,
+            control: ControlParameters {
+                // Linux: high_gain · initial cwnd / 1 ms until an RTT is known.
+                pacing_rate: HIGH_GAIN * initial_cwnd as f64 / 1e-3,
+                cwnd: initial_cwnd,
+            },
         }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.machine.mode
+    }
+
+    /// Bytes per second.
+    pub fn pacing_rate(&self) -> f64 {
+        self.control.pacing_rate
+    }
+
+    /// Bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.control.cwnd
     }
 
     /// BtlBw: the largest sample of the last 10 rounds (bytes/s).
     pub fn btl_bw(&self) -> f64 {
-        self.btl_bw.get()
+        self.path.btl_bw.get()
     }
 
     pub fn min_rtt(&self) -> Option<Duration> {
-        self.rtprop.min_rtt
+        self.path.rtprop.min_rtt
     }
 
     pub fn pacing_gain(&self) -> f64 {
-        self.pacing_gain
+        self.machine.pacing_gain
     }
 
     /// Startup has seen BtlBw stop growing.
     pub fn filled_pipe(&self) -> bool {
-        self.full_pipe.filled
+        self.machine.full_pipe.filled
     }
 
     fn bdp(&self, gain: f64) -> Option<u64> {
-        let rtt = self.rtprop.min_rtt?;
+        let rtt = self.path.rtprop.min_rtt?;
         let bw = self.btl_bw();
         (bw > 0.0).then(|| (gain * bw * rtt.as_secs_f64()) as u64)
     }
@@ -294,10 +338,10 @@ impl BbrModel {
         if let Some(rs) = rs {
             self.update_round(rs.prior_delivered, delivered);
             if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw() {
-                self.btl_bw.update(self.round.count, rs.delivery_rate);
+                self.path.btl_bw.update(self.path.round.count, rs.delivery_rate);
             }
-            self.btl_bw.expire(self.round.count);
-            if self.mode == Mode::ProbeBw {
+            self.path.btl_bw.expire(self.path.round.count);
+            if self.machine.mode == Mode::ProbeBw {
                 self.check_cycle_phase(now, inflight);
             }
             self.check_full_pipe(rs.is_app_limited);
@@ -309,55 +353,50 @@ impl BbrModel {
     }
 
     fn update_round(&mut self, prior_delivered: u64, delivered: u64) {
-        self.round.start = prior_delivered >= self.round.next_delivered;
-        if self.round.start {
-            self.round.next_delivered = delivered;
-            self.round.count += 1;
-            if self.loss.conservation_until_round.is_some_and(|r| self.round.count > r) {
+        self.path.round.start = prior_delivered >= self.path.round.next_delivered;
+        if self.path.round.start {
+            self.path.round.next_delivered = delivered;
+            self.path.round.count += 1;
+            if self.loss.conservation_until_round.is_some_and(|r| self.path.round.count > r) {
                 self.loss.conservation_until_round = None;
             }
         }
     }
 
     fn check_full_pipe(&mut self, app_limited: bool) {
-        if self.full_pipe.filled || !self.round.start || app_limited {
+        if self.machine.full_pipe.filled || !self.path.round.start || app_limited {
             return;
         }
         let bw = self.btl_bw();
-        if bw >= self.full_pipe.full_bw * FULL_BW_GROWTH {
-            self.full_pipe.full_bw = bw;
-            self.full_pipe.count = 0;
+        if bw >= self.machine.full_pipe.full_bw * FULL_BW_GROWTH {
+            self.machine.full_pipe.full_bw = bw;
+            self.machine.full_pipe.count = 0;
             return;
         }
-        self.full_pipe.count += 1;
-        if self.full_pipe.count >= FULL_BW_ROUNDS {
-            self.full_pipe.filled = true;
+        self.machine.full_pipe.count += 1;
+        if self.machine.full_pipe.count >= FULL_BW_ROUNDS {
+            self.machine.full_pipe.filled = true;
         }
     }
 
     fn check_drain(&mut self, now: Time, inflight: u64) {
-        if self.mode == Mode::Startup && self.full_pipe.filled {
-            self.mode = Mode::Drain;
-            self.pacing_gain = 1.0 / HIGH_GAIN;
-            self.cwnd_gain = HIGH_GAIN;
+        if self.machine.mode == Mode::Startup && self.machine.full_pipe.filled {
+            self.machine.enter(Mode::Drain, 1.0 / HIGH_GAIN, HIGH_GAIN);
         }
-        if self.mode == Mode::Drain && self.bdp(1.0).is_some_and(|b| inflight <= b) {
+        if self.machine.mode == Mode::Drain && self.bdp(1.0).is_some_and(|b| inflight <= b) {
             self.enter_probe_bw(now);
         }
     }
 
     fn enter_probe_bw(&mut self, now: Time) {
-        self.mode = Mode::ProbeBw;
-        self.cwnd_gain = 2.0;
-        self.cycle.index = 2;
-        self.cycle.stamp = now;
-        self.pacing_gain = PACING_GAIN_CYCLE[self.cycle.index];
+        self.machine.cycle = GainCycle { index: 2, stamp: now };
+        self.machine.enter(Mode::ProbeBw, PACING_GAIN_CYCLE[2], 2.0);
     }
 
     fn check_cycle_phase(&mut self, now: Time, inflight: u64) {
-        let Some(rtt) = self.rtprop.min_rtt else { return };
-        let elapsed = now.since(self.cycle.stamp) > rtt;
-        let g = self.pacing_gain;
+        let Some(rtt) = self.path.rtprop.min_rtt else { return };
+        let elapsed = now.since(self.machine.cycle.stamp) > rtt;
+        let g = self.machine.pacing_gain;
         let advance = if g > 1.0 {
             elapsed && self.bdp(g).is_some_and(|b| inflight >= b)
         } else if g < 1.0 {
@@ -366,48 +405,44 @@ impl BbrModel {
             elapsed
         };
         if advance {
-            self.cycle.index = (self.cycle.index + 1) % PACING_GAIN_CYCLE.len();
-            self.cycle.stamp = now;
-            self.pacing_gain = PACING_GAIN_CYCLE[self.cycle.index];
+            self.machine.cycle.index = (self.machine.cycle.index + 1) % PACING_GAIN_CYCLE.len();
+            self.machine.cycle.stamp = now;
+            self.machine.pacing_gain = PACING_GAIN_CYCLE[self.machine.cycle.index];
         }
     }
 
     fn update_min_rtt(&mut self, now: Time, rtt: Option<Duration>, inflight: u64, delivered: u64) {
-        let expired = now.since(self.rtprop.stamp) > MIN_RTT_WINDOW;
+        let expired = now.since(self.path.rtprop.stamp) > MIN_RTT_WINDOW;
         if let Some(r) = rtt {
-            if self.rtprop.min_rtt.is_none_or(|m| r <= m) || expired {
-                self.rtprop.min_rtt = Some(r);
-                self.rtprop.stamp = now;
+            if self.path.rtprop.min_rtt.is_none_or(|m| r <= m) || expired {
+                self.path.rtprop.min_rtt = Some(r);
+                self.path.rtprop.stamp = now;
             }
         }
-        if expired && self.mode != Mode::ProbeRtt && self.rtprop.min_rtt.is_some() {
-            self.mode = Mode::ProbeRtt;
-            self.pacing_gain = 1.0;
-            self.cwnd_gain = 1.0;
-            self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.cwnd);
-            self.probe_rtt.done = None;
+        if expired && self.machine.mode != Mode::ProbeRtt && self.path.rtprop.min_rtt.is_some() {
+            self.machine.enter(Mode::ProbeRtt, 1.0, 1.0);
+            self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.control.cwnd);
+            self.machine.probe_rtt.done = None;
         }
-        if self.mode == Mode::ProbeRtt {
-            match self.probe_rtt.done {
+        if self.machine.mode == Mode::ProbeRtt {
+            match self.machine.probe_rtt.done {
                 None if inflight <= MIN_CWND_SEGMENTS * self.mss => {
-                    self.probe_rtt.done = Some(now + PROBE_RTT_TIME);
-                    self.probe_rtt.round_done = false;
-                    self.round.next_delivered = delivered;
+                    self.machine.probe_rtt.done = Some(now + PROBE_RTT_TIME);
+                    self.machine.probe_rtt.round_done = false;
+                    self.path.round.next_delivered = delivered;
                 }
                 Some(done) => {
-                    if self.round.start {
-                        self.probe_rtt.round_done = true;
+                    if self.path.round.start {
+                        self.machine.probe_rtt.round_done = true;
                     }
-                    if self.probe_rtt.round_done && now >= done {
-                        self.rtprop.stamp = now;
-                        self.cwnd = self.cwnd.max(self.loss.prior_cwnd);
+                    if self.machine.probe_rtt.round_done && now >= done {
+                        self.path.rtprop.stamp = now;
+                        self.control.cwnd = self.control.cwnd.max(self.loss.prior_cwnd);
                         self.loss.prior_cwnd = 0;
-                        if self.full_pipe.filled {
+                        if self.machine.full_pipe.filled {
                             self.enter_probe_bw(now);
                         } else {
-                            self.mode = Mode::Startup;
-                            self.pacing_gain = HIGH_GAIN;
-                            self.cwnd_gain = HIGH_GAIN;
+                            self.machine.enter(Mode::Startup, HIGH_GAIN, HIGH_GAIN);
                         }
                     }
                 }
@@ -421,28 +456,28 @@ impl BbrModel {
         if bw <= 0.0 {
             return;
         }
-        let rate = self.pacing_gain * bw * PACING_MARGIN;
-        if self.full_pipe.filled || rate > self.pacing_rate {
-            self.pacing_rate = rate;
+        let rate = self.machine.pacing_gain * bw * PACING_MARGIN;
+        if self.machine.full_pipe.filled || rate > self.control.pacing_rate {
+            self.control.pacing_rate = rate;
         }
     }
 
     fn set_cwnd(&mut self, acked: u64, inflight: u64) {
         let floor = MIN_CWND_SEGMENTS * self.mss;
         if self.loss.conservation_until_round.is_some() {
-            self.cwnd = self.cwnd.max(inflight + acked);
-        } else if let Some(target) = self.bdp(self.cwnd_gain).map(|b| b + 3 * self.mss) {
-            if self.full_pipe.filled {
-                self.cwnd = (self.cwnd + acked).min(target);
-            } else if self.cwnd < target {
-                self.cwnd += acked;
+            self.control.cwnd = self.control.cwnd.max(inflight + acked);
+        } else if let Some(target) = self.bdp(self.machine.cwnd_gain).map(|b| b + 3 * self.mss) {
+            if self.machine.full_pipe.filled {
+                self.control.cwnd = (self.control.cwnd + acked).min(target);
+            } else if self.control.cwnd < target {
+                self.control.cwnd += acked;
             }
         } else {
-            self.cwnd += acked;
+            self.control.cwnd += acked;
         }
-        self.cwnd = self.cwnd.max(floor);
-        if self.mode == Mode::ProbeRtt {
-            self.cwnd = self.cwnd.min(floor);
+        self.control.cwnd = self.control.cwnd.max(floor);
+        if self.machine.mode == Mode::ProbeRtt {
+            self.control.cwnd = self.control.cwnd.min(floor);
         }
     }
 
@@ -450,9 +485,9 @@ impl BbrModel {
     pub fn on_enter_recovery(&mut self, inflight: u64) {
         if !self.loss.in_recovery {
             self.loss.in_recovery = true;
-            self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.cwnd);
-            self.cwnd = (inflight + self.mss).max(MIN_CWND_SEGMENTS * self.mss);
-            self.loss.conservation_until_round = Some(self.round.count + 1);
+            self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.control.cwnd);
+            self.control.cwnd = (inflight + self.mss).max(MIN_CWND_SEGMENTS * self.mss);
+            self.loss.conservation_until_round = Some(self.path.round.count + 1);
         }
     }
 
@@ -461,17 +496,17 @@ impl BbrModel {
         if self.loss.in_recovery {
             self.loss.in_recovery = false;
             self.loss.conservation_until_round = None;
-            self.cwnd = self.cwnd.max(self.loss.prior_cwnd);
+            self.control.cwnd = self.control.cwnd.max(self.loss.prior_cwnd);
             self.loss.prior_cwnd = 0;
         }
     }
 
     /// Retransmission timeout: one segment (Linux's loss state), grown back by BBR's rules.
     pub fn on_timeout(&mut self) {
-        self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.cwnd);
+        self.loss.prior_cwnd = self.loss.prior_cwnd.max(self.control.cwnd);
         self.loss.in_recovery = false;
         self.loss.conservation_until_round = None;
-        self.cwnd = self.mss;
+        self.control.cwnd = self.mss;
     }
 }
 
@@ -494,18 +529,18 @@ mod tests {
         while now.0 < duration_ms * MS {
             // Send while cwnd and pacing allow.
             let bytes_out = (seq - acked) as u64;
-            if bytes_out + mss <= bbr.cwnd && now >= next_tx {
+            if bytes_out + mss <= bbr.cwnd() && now >= next_tx {
                 rs.on_send(now, seq, seq + mss as u32, bytes_out);
                 let depart = link_free.max(now) + Duration((mss as f64 / rate * 1e9) as u64);
                 link_free = depart;
                 inflight.push_back((depart + Duration(rtt_ms * MS), seq + mss as u32));
                 seq = seq + mss as u32;
-                next_tx = now + Duration((mss as f64 / bbr.pacing_rate * 1e9) as u64);
+                next_tx = now + Duration((mss as f64 / bbr.pacing_rate() * 1e9) as u64);
                 continue;
             }
             // Next event: an ACK or the pacing time.
             let ack_at = inflight.front().map(|a| a.0).unwrap_or(Time::MAX);
-            let t = if bytes_out + mss <= bbr.cwnd { ack_at.min(next_tx) } else { ack_at };
+            let t = if bytes_out + mss <= bbr.cwnd() { ack_at.min(next_tx) } else { ack_at };
             now = t;
             while inflight.front().is_some_and(|a| a.0 <= now) {
                 let (_, end) = inflight.pop_front().unwrap();
@@ -513,7 +548,7 @@ mod tests {
                 acked = end;
                 let out = (seq - acked) as u64;
                 bbr.on_ack(now, sample, rs.delivered, mss, out);
-                log.push((now, bbr.mode, bbr.cwnd, bbr.pacing_gain()));
+                log.push((now, bbr.mode(), bbr.cwnd(), bbr.pacing_gain()));
             }
         }
         log
@@ -531,12 +566,12 @@ mod tests {
         assert!((40 * MS..41 * MS).contains(&rtt.0), "RTprop {rtt:?} vs 40 ms + one serialization");
         // Startup -> Drain -> ProbeBW, with cwnd = 2 · BDP + 3 segments = 103 000 B in ProbeBW.
         assert!(bbr.filled_pipe());
-        assert_eq!(bbr.mode, Mode::ProbeBw);
+        assert_eq!(bbr.mode(), Mode::ProbeBw);
         let modes: Vec<Mode> = log.iter().map(|l| l.1).collect();
         let first = |m| modes.iter().position(|x| *x == m);
         assert!(first(Mode::Startup) < first(Mode::Drain) && first(Mode::Drain) < first(Mode::ProbeBw));
         let expected = 2.0 * bw * rtt.as_secs_f64() + 3000.0;
-        assert!((bbr.cwnd as f64 / expected - 1.0).abs() < 0.02, "cwnd {} vs {expected:.0}", bbr.cwnd);
+        assert!((bbr.cwnd() as f64 / expected - 1.0).abs() < 0.02, "cwnd {} vs {expected:.0}", bbr.cwnd());
     }
 
     #[test]
