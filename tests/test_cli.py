@@ -85,6 +85,10 @@ def test_show_prints_every_default_with_its_documentation():
     # dumbbell.toml sets the bottleneck to 10 Mb/s; the schema has no default for a link's rate.
     r = lasthop_cli("show", "dumbbell", "links.bottleneck.rate")
     assert r.stdout.splitlines()[0] == 'links.bottleneck.rate = "10Mbps"  [default: (unset)]'
+    # A field the resolved scenario leaves out at its default (start_jitter, kept out of
+    # summary.json while zero) is still listed, in the schema's place, with that default.
+    lines = lasthop_cli("show", "dumbbell", "flows.voice").stdout.splitlines()
+    assert lines.index('flows.voice.start_jitter = "0ns"  [default]') == lines.index('flows.voice.start = "500ms"  [default: "0ns"]') + 2
 
 
 def test_show_lists_every_field_of_the_resolved_scenario():

@@ -81,7 +81,8 @@ def test_seeds_that_change_nothing_are_reported_once(tmp_path):
     warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == ["warning: seeds 1..3 gave identical results at 1 of 2 grid points (links.bottleneck.loss=0): "
                         "nothing random is active (no loss, no random errors or start times), so the 95 % intervals "
-                        "have zero width and a single seed gives the same answer"]
+                        "have zero width and a single seed gives the same answer; a flow's start_jitter (e.g. --set "
+                        "flows.NAME.start_jitter=1s) randomizes its start per seed"]
     res = lasthop.sweep("dumbbell", LOSSY, seeds=3, out=tmp_path / "s2", duration="1s")
     # 1 % loss draws differ per seed: the bulk flow's goodput is not the same three times.
     assert res.flows[res.flows.name == "bulk"].goodput_bps.nunique() == 3
@@ -89,6 +90,13 @@ def test_seeds_that_change_nothing_are_reported_once(tmp_path):
     with pytest.warns(SeedsWithoutEffect, match="seeds 1..2 gave identical results:"):
         same = lasthop.sweep("dumbbell", seeds=2, out=tmp_path / "s3", duration="1s")
     assert same.seeds_without_effect() == [{}]
+    # The remedy the warning names: jittered starts make each seed's run its own.
+    jittered = lasthop.sweep("dumbbell", seeds=2, out=tmp_path / "s4", duration="1s",
+                             **{"flows.bulk.start_jitter": "200ms", "flows.voice.start_jitter": "200ms"})
+    assert jittered.seeds_without_effect() == []
+    voice = jittered.flows[jittered.flows.name == "voice"].sort_values("seed")
+    assert voice.seed.tolist() == [1, 2]
+    assert voice.start_s.between(0.5, 0.7, inclusive="left").all() and voice.start_s.nunique() == 2, voice.start_s
 
 
 

@@ -118,7 +118,18 @@ def _walk(schema: _Schema, node: dict, value: Any, path: str, doc: str = "",
     doc = doc or _doc(node)
     props = node.get("properties")
     if isinstance(value, dict) and props:
-        for key, item in value.items():
+        # A field the resolved form leaves out while it has its default (a flow's start_jitter)
+        # is shown with that default, before the first present field the schema lists after it.
+        rank = {k: i for i, k in enumerate(props)}
+        missing = [k for k in props if k not in value and "default" in props[k]]
+        order: list[str] = []
+        for key in value:
+            while missing and rank[missing[0]] < rank.get(key, len(props)):
+                order.append(missing.pop(0))
+            order.append(key)
+        order += missing
+        for key in order:
+            item = value[key] if key in value else props[key]["default"]
             if named and key == "name":
                 continue
             child = props.get(key, {})

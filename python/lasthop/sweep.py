@@ -514,7 +514,8 @@ class SweepResults:
             where = f" at {len(same)} of {n_points} grid points ({listed})"
         return (f"seeds {seeds[0]}..{seeds[-1]} gave identical results{where}: nothing random is active "
                 "(no loss, no random errors or start times), so the 95 % intervals have zero width and a single seed "
-                "gives the same answer")
+                "gives the same answer; a flow's start_jitter (e.g. --set flows.NAME.start_jitter=1s) randomizes its "
+                "start per seed")
 
     def failed_warning(self) -> str | None:
         """One line saying how many runs failed, or None."""

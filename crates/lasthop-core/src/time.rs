@@ -44,6 +44,10 @@ impl Duration {
     pub const fn from_secs(s: u64) -> Self {
         Duration(s * 1_000_000_000)
     }
+    /// By reference, so serde's `skip_serializing_if` can call it.
+    pub const fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
     pub const fn as_nanos(self) -> u64 {
         self.0
     }

@@ -278,6 +278,24 @@ impl Scenario {
                     p.push(format!("{fid}.stop ({stop}) must be after start ({})", f.start));
                 }
             }
+            if !f.start_jitter.is_zero() {
+                // The drawn start lies below start + start_jitter, so it stays before these.
+                let latest = Duration(f.start.0.saturating_add(f.start_jitter.0));
+                let duration = self.simulation.duration;
+                for (limit, what) in [(f.stop, "its stop"), (Some(duration), "simulation.duration")] {
+                    match limit {
+                        Some(l) if latest > l && f.start < l => p.push(format!(
+                            "{fid}.start_jitter ({}) lets the flow start as late as {latest}, after {what} ({l}); valid: at most {}",
+                            f.start_jitter,
+                            Duration(l.0 - f.start.0)
+                        )),
+                        Some(l) if latest > l => {
+                            p.push(format!("{fid}.start_jitter: the flow's start ({}) is not before {what} ({l})", f.start))
+                        }
+                        _ => {}
+                    }
+                }
+            }
             let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref());
             self.validate_app(f, &fid, path_mtu, &mut p);
         }

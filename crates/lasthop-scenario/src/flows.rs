@@ -4,6 +4,7 @@
 
 use crate::*;
 use lasthop_core::units::{BitRate, Bytes};
+use lasthop_core::rng::{uniform_below, RngStreams};
 use lasthop_core::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,14 @@ pub struct Flow {
     /// When the application starts (default "0s").
     #[serde(default)]
     pub start: Duration,
+    /// Randomizes the start: the application starts at `start` + U[0, start_jitter), drawn
+    /// from the flow's own random stream, so that runs with different seeds differ even when
+    /// nothing else in the scenario is random (ns-3 users randomize start times for this).
+    /// Default "0s": exactly at `start`. `start` + `start_jitter` must not pass `stop` or the
+    /// simulation's duration.
+    #[serde(default, skip_serializing_if = "Duration::is_zero")]
+    #[schemars(schema_with = "zero_default_duration")]
+    pub start_jitter: Duration,
     /// When the application stops sending (default: the end of the run).
     #[serde(default)]
     pub stop: Option<Duration>,
@@ -51,6 +60,28 @@ pub struct Flow {
     /// TCP parameters (TCP flows only).
     #[serde(default)]
     pub tcp: Option<TcpParams>,
+}
+
+/// A duration defaulting to zero that is left out of the resolved scenario while zero (so
+/// scenarios without it serialise as before); the schema still publishes its default.
+fn zero_default_duration(gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    let mut s = schemars::schema::SchemaObject::default();
+    s.subschemas().all_of = Some(vec![gen.subschema_for::<Duration>()]);
+    s.metadata().default = Some(serde_json::to_value(Duration::ZERO).expect("a duration serialises"));
+    s.into()
+}
+
+impl Flow {
+    /// When the application starts in a run drawing from `rng`: `start`, plus U[0,
+    /// start_jitter) from the stream `flow/<name>/start` when there is jitter. A flow without
+    /// jitter draws nothing (and no other stream depends on this one).
+    pub fn start_time(&self, rng: &RngStreams) -> Duration {
+        if self.start_jitter.is_zero() {
+            return self.start;
+        }
+        let mut stream = rng.stream(&format!("flow/{}/start", self.name));
+        Duration(self.start.0 + uniform_below(&mut stream, self.start_jitter.0))
+    }
 }
 
 /// Default playout deadline of UDP flows (paper 004).

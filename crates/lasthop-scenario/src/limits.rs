@@ -118,6 +118,7 @@ pub const LIMITS: &[Limit] = &[
     l("Device", "storage_write_growth", Range::Real(0.0, 10.0)),
     // Flows and TCP.
     l("Flow", "start", time(0, 30 * DAY)),
+    l("Flow", "start_jitter", time(0, 30 * DAY)),
     l("Flow", "stop", time(0, 30 * DAY)),
     l("Flow", "deadline", time(US, HOUR)),
     l("Flow", "dscp", Range::Int(0, 63)),

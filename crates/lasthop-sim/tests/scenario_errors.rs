@@ -63,6 +63,8 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { mss = \"1461B\" }", &["tcp.mss 1461B does not fit the path MTU 1500B", "1B to 1460B"]),
         ("app = { type = \"cbr\", size = \"100B\", interval = \"10ms\" }", "app = { type = \"bulk\" }\ntcp = { variant = \"vegas\" }", &["line 24", "unknown variant `vegas`", "newreno", "cubic", "bbr"]),
         ("name = \"f\"", "name = \"f\"\nstart = \"5s\"\nstop = \"2s\"", &["stop (2s) must be after start (5s)"]),
+        ("name = \"f\"", "name = \"f\"\nstart = \"1s\"\nstop = \"2s\"\nstart_jitter = \"3s\"", &["bad.toml", "flows[0] (\"f\").start_jitter (3s) lets the flow start as late as 4s, after its stop (2s); valid: at most 1s"]),
+        ("name = \"f\"", "name = \"f\"\nstart_jitter = \"-1s\"", &["bad.toml", "start_jitter", "negative values are not allowed"]),
         ("duration = \"10s\"", "duration = \"0s\"", &["simulation.duration = \"0s\" is out of range; valid: 1ms to 720h"]),
         ("[simulation]\nduration = \"10s\"", "[simulation]", &["line 1", "missing field `duration`"]),
         ("name = \"island\"", "name = \"a\"", &["nodes[2].name \"a\" is used twice"]),
@@ -137,7 +139,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
 fn overrides_reach_array_elements_by_name_and_index_and_are_validated() {
     let ov = |p: &str, v: &str| vec![(p.to_string(), v.to_string())];
     let s = Scenario::from_toml_str(GOOD, "good.toml", &ov("flows.f.app.interval", "20ms")).unwrap();
-    assert_eq!(format!("{:?}", s.flows[0].app).contains("20000000"), true);
+    assert!(format!("{:?}", s.flows[0].app).contains("20000000"));
     let s = Scenario::from_toml_str(GOOD, "good.toml", &ov("links.0.loss", "0.25")).unwrap();
     assert_eq!(s.links[0].loss, 0.25);
     let e = Scenario::from_toml_str(GOOD, "good.toml", &ov("flows.nope.start", "1s")).unwrap_err().to_string();
@@ -160,7 +162,7 @@ fn the_watchdog_names_the_entity_that_stops_simulated_time() {
     if let lasthop_scenario::App::Cbr { interval, .. } = &mut s.flows[0].app {
         *interval = lasthop_core::Duration(0);
     }
-    let e = lasthop_sim::try_run_scenario(s).err().expect("a stall, not a result").to_string();
+    let e = lasthop_sim::try_run_scenario(s).expect_err("a stall, not a result").to_string();
     assert!(e.contains("simulated time stopped advancing at 0.000000000 s"), "{e}");
     assert!(e.contains("flow \"f\" (its application's sends)"), "{e}");
 }

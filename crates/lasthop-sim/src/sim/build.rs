@@ -132,8 +132,9 @@ impl Simulation {
                     }
                 }
             }
+            let start = state.period.start;
             sim.flows.push(state);
-            sim.events.schedule(Time(f.start.0), Event::FlowStart { flow: i as u32 });
+            sim.events.schedule(start, Event::FlowStart { flow: i as u32 });
             if let Some(stop) = f.stop {
                 if stop.0 < end.0 {
                     sim.events.schedule(Time(stop.0), Event::FlowStop { flow: i as u32 });
@@ -221,7 +222,7 @@ impl Simulation {
             transport,
             ends: FlowEnds { src, dst, sport: 10_000 + i as u16, dport: 5_000 + i as u16, dscp: f.dscp },
             period: ActivePeriod {
-                start: Time(f.start.0),
+                start: Time(f.start_time(rng).0),
                 stop: Time(f.stop.map(|s| s.0).unwrap_or(u64::MAX).min(self.end.0)),
             },
             meters: FlowMeters {
