@@ -11,8 +11,9 @@
 //!   mean, p99 and max of |IPDV|.
 //! - the RFC 3550 §6.4.1 interarrival jitter estimator, J += (|D(i−1,i)| − J)/16, in arrival order;
 //! - the D-ITG average jitter: mean |D_k − D_(k−1)| over consecutively *received* packets;
-//! - loss (RFC 7680) split by cause: queue drop, link loss, MAC retry limit, still in flight at
-//!   the end, so that `sent = received + lost` holds exactly;
+//! - loss (RFC 7680) split by cause: queue drop, link loss, MAC retry limit, unattributed (a
+//!   real network measured end to end, where the cause cannot be seen), still in flight at the
+//!   end, so that `sent = received + lost` holds exactly;
 //! - throughput at the sender and the receiver counts IP bytes; goodput counts application
 //!   payload bytes delivered in order to the receiving application.
 //!
@@ -37,6 +38,10 @@ pub enum DropCause {
     OutOfOrder,
     /// Absorbed by a mechanism on purpose (a duplicate ACK Snoop suppresses).
     Suppressed,
+    /// Lost somewhere the observer cannot see: a real network measured end to end (the measure
+    /// world), where a packet sent and not received within the loss timeout (RFC 7680 §2.4)
+    /// has no known cause.
+    Unattributed,
 }
 
 const IPDV_WINDOW: usize = 4096;
@@ -123,6 +128,9 @@ pub struct LossByCause {
     pub out_of_order: u64,
     /// Absorbed on purpose by a mechanism (duplicate ACKs Snoop suppresses), packets.
     pub suppressed: u64,
+    /// Lost where no cause can be seen: sent, and not received within the loss timeout on a
+    /// real network measured end to end (the measure world; always 0 in a simulation), packets.
+    pub unattributed: u64,
     /// Sent but neither received nor dropped when the run ended, packets.
     pub in_flight_at_end: u64,
 }
@@ -132,7 +140,7 @@ pub struct LossByCause {
 pub struct FlowSummary {
     /// Packets the sender sent, packets.
     pub sent_packets: u64,
-    /// Lost in the network: queue drops, link losses, MAC/RLC discards (Koga et al.'s
+    /// Lost in the network: queue drops, link losses, MAC/RLC discards, unattributed (Koga et al.'s
     /// "transport layer loss"), packets.
     pub transport_lost_packets: u64,
     /// Received but unusable: dropped for order at a reordering receiver, later than the
@@ -207,6 +215,7 @@ struct Losses {
     retry_drops: u64,
     reorder_drops: u64,
     suppressed: u64,
+    unattributed: u64,
     late: u64,
     reordered: u64,
     deadline_ns: Option<u64>,
@@ -380,6 +389,7 @@ impl FlowMeter {
             DropCause::RetryLimit => self.losses.retry_drops += 1,
             DropCause::OutOfOrder => self.losses.reorder_drops += 1,
             DropCause::Suppressed => self.losses.suppressed += 1,
+            DropCause::Unattributed => self.losses.unattributed += 1,
         }
         self.slot(now).lost_packets += 1;
     }
@@ -469,7 +479,7 @@ impl FlowMeter {
         self.counts.received_packets
     }
     pub fn dropped_packets(&self) -> u64 {
-        self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops + self.losses.reorder_drops + self.losses.suppressed
+        self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops + self.losses.reorder_drops + self.losses.suppressed + self.losses.unattributed
     }
     pub fn delivered_bytes(&self) -> u64 {
         self.counts.delivered_bytes
@@ -477,12 +487,12 @@ impl FlowMeter {
 
     /// The summary over an active period of `active` (the flow's start to its stop or the end).
     pub fn summary(&self, active: Duration) -> FlowSummary {
-        let dropped = self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops + self.losses.reorder_drops + self.losses.suppressed;
+        let dropped = self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops + self.losses.reorder_drops + self.losses.suppressed + self.losses.unattributed;
         // Saturating: a meter that only sees receptions (a receiver-side log, duplicates) can
         // count more packets received than sent.
         let in_flight = self.counts.sent_packets.saturating_sub(self.counts.received_packets + dropped);
         let lost = dropped;
-        let settled = self.counts.sent_packets - in_flight;
+        let settled = self.counts.sent_packets.max(self.counts.received_packets + dropped) - in_flight;
         let secs = active.as_secs_f64();
         let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
         let n = self.counts.received_packets;
@@ -493,7 +503,7 @@ impl FlowMeter {
         let jit = self.jitter.ipdv_count > 0;
         FlowSummary {
             sent_packets: self.counts.sent_packets,
-            transport_lost_packets: self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops,
+            transport_lost_packets: self.losses.queue_drops + self.losses.link_losses + self.losses.retry_drops + self.losses.unattributed,
             application_lost_packets: self.losses.reorder_drops + self.losses.late + self.losses.reordered,
             late_packets: self.losses.late,
             reordered_packets: self.losses.reordered,
@@ -508,6 +518,7 @@ impl FlowMeter {
                 retry_limit: self.losses.retry_drops,
                 out_of_order: self.losses.reorder_drops,
                 suppressed: self.losses.suppressed,
+                unattributed: self.losses.unattributed,
                 in_flight_at_end: in_flight,
             },
             delivered_bytes: self.counts.delivered_bytes,
@@ -670,11 +681,30 @@ mod tests {
             m.on_received(Time(i * MS + 10 * MS), Time(i * MS), i as u32, 1000);
         }
         let s = m.summary(Duration(100 * MS));
-        assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, retry_limit: 0, out_of_order: 0, suppressed: 0, in_flight_at_end: 2 });
+        assert_eq!(s.lost_by_cause, LossByCause { queue_drop: 1, link_loss: 1, retry_limit: 0, out_of_order: 0, suppressed: 0, unattributed: 0, in_flight_at_end: 2 });
         assert_eq!(s.sent_packets, s.received_packets + s.lost_packets + s.lost_by_cause.in_flight_at_end);
         // Hand count: 2 dropped of the 8 whose fate is known (RFC 7680: the 2 in flight are not
         // lost); counting them would give 4 / 10.
         assert_eq!((s.lost_packets, s.loss_ratio), (2, Some(0.25)));
+    }
+
+    #[test]
+    fn unattributed_losses_are_transport_losses_that_close_the_count() {
+        // A measured flow: 10 sent, 7 received, the sender's count says 3 never arrived within
+        // the timeout and nothing tells where: 3 unattributed, 3 / 10 lost, none in flight.
+        let mut m = FlowMeter::new(Duration(100 * MS));
+        for i in 0..10 {
+            m.on_sent(Time(i * MS), 100);
+        }
+        for i in 0..7 {
+            m.on_received(Time(i * MS + MS), Time(i * MS), i as u32, 100);
+        }
+        for _ in 0..3 {
+            m.on_dropped(Time(20 * MS), DropCause::Unattributed);
+        }
+        let s = m.summary(Duration(100 * MS));
+        assert_eq!((s.lost_by_cause.unattributed, s.lost_by_cause.in_flight_at_end), (3, 0));
+        assert_eq!((s.lost_packets, s.transport_lost_packets, s.loss_ratio), (3, 3, Some(0.3)));
     }
 
     #[test]

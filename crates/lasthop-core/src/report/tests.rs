@@ -10,7 +10,7 @@ use crate::metrics::{DelayStats, FlowSummary, JitterStats, LossByCause};
 use serde_json::Value;
 
 fn loss(in_flight: u64) -> LossByCause {
-    LossByCause { queue_drop: 1, link_loss: 0, retry_limit: 0, out_of_order: 0, suppressed: 0, in_flight_at_end: in_flight }
+    LossByCause { queue_drop: 1, link_loss: 0, retry_limit: 0, out_of_order: 0, suppressed: 0, unattributed: 0, in_flight_at_end: in_flight }
 }
 
 fn summary(received: bool) -> FlowSummary {
@@ -193,7 +193,7 @@ fn keys_come_in_the_summary_format_order() {
     assert_eq!(keys(&v["flows"][0]["reverse"]["delay_ms"]), ["mean", "max"]);
     assert_eq!(
         keys(&v["flows"][0]["lost_by_cause"]),
-        ["queue_drop", "link_loss", "retry_limit", "out_of_order", "suppressed", "in_flight_at_end"]
+        ["queue_drop", "link_loss", "retry_limit", "out_of_order", "suppressed", "unattributed", "in_flight_at_end"]
     );
     assert_eq!(keys(&v["flows"][0]["delay_ms"]), ["mean", "std", "min", "p50", "p95", "p99", "max"]);
     assert_eq!(keys(&v["flows"][0]["jitter_ms"]), ["mean", "p99", "max", "rfc3550", "ditg"]);
@@ -242,7 +242,7 @@ fn counters_are_integers_times_and_rates_floats_and_missing_values_null() {
     for piece in [
         r#""seed":7,"simulated_s":2.0,"events_processed":1234,"packets_in_network_at_end":0,"#,
         r#""name":"bulk","transport":"tcp","src":"sender","dst":"receiver","start_s":0.0,"stop_s":2.0,"sent_packets":3,"#,
-        r#""reverse":{"sent_packets":3,"received_packets":2,"lost_packets":1,"lost_by_cause":{"queue_drop":1,"link_loss":0,"retry_limit":0,"out_of_order":0,"suppressed":0,"in_flight_at_end":0},"delay_ms":{"mean":25.5,"max":26.0}},"response_time_s":null,"tcp":{"state":"Established","#,
+        r#""reverse":{"sent_packets":3,"received_packets":2,"lost_packets":1,"lost_by_cause":{"queue_drop":1,"link_loss":0,"retry_limit":0,"out_of_order":0,"suppressed":0,"unattributed":0,"in_flight_at_end":0},"delay_ms":{"mean":25.5,"max":26.0}},"response_time_s":null,"tcp":{"state":"Established","#,
         r#""srtt_ms":50.0,"rto_ms":1000.0,"receiver_zero_windows":0,"receiver_min_open_window_bytes":65535,"sender_min_open_window_bytes":null,"#,
         r#""bbr":{"btl_bw_bps":9500000.0,"rtprop_ms":null,"mode":"startup"},"receiver_awnd_max_retransmissions":null}}"#,
         r#""delay_ms":{"mean":null,"std":null,"min":null,"p50":null,"p95":null,"p99":null,"max":null}"#,

@@ -268,6 +268,7 @@ impl Simulation {
                     DropCause::RetryLimit => "retry_limit".into(),
                     DropCause::OutOfOrder => "out_of_order".into(),
                     DropCause::Suppressed => "suppressed".into(),
+                    DropCause::Unattributed => "unattributed".into(),
                 });
             }
         }
