@@ -4,10 +4,30 @@
 //! logged, so a measured run lands in the same results layout as a simulated one.
 //!
 //! Map of the crate:
-//! - [`ditg`]  D-ITG 2.8.1 compatibility: its binary log records, ITGDec's summary and time
+//! - [`plan`]     what to send: a flows file (the scenario's `[[flows]]`) or D-ITG-like flags,
+//!   turned into core schedules by the scenario's own conversion
+//! - [`header`]   the versioned 40-byte header of every datagram and TCP message
+//! - [`control`]  the signalling channel (JSON lines): session, clock probes, setup, stop, done
+//! - [`clock`]    monotonic and realtime clocks, absolute sleeps, the NTP-style offset estimate
+//! - [`pacer`]    absolute-deadline pacing (sleep, then a short spin; lateness repaid)
+//! - [`mmsg`]     `sendmmsg`/`recvmmsg` batches and `SO_TIMESTAMPNS`
+//! - [`records`]  fixed 32-byte per-packet records streamed to disk
+//! - [`send`]     the sender: UDP flows merged by due time, a thread per TCP flow, echoes
+//! - [`recv`]     the receiver daemon: sessions, batched UDP, TCP readers, signals
+//! - [`results`]  both ends' records → the core's meters → `RunReport` and tables
+//! - [`ditg`]     D-ITG 2.8.1 compatibility: its binary log records, ITGDec's summary and time
 //!   series, and logs written in its format
 //!
-//! The generator and the receiver (signalling channel, paced senders, batched receivers,
-//! per-packet logs streamed to disk) are added beside these.
+//! Linux only (clock_nanosleep, sendmmsg/recvmmsg, TCP_INFO, SO_RCVBUFFORCE).
 
+pub mod clock;
+pub mod control;
 pub mod ditg;
+pub mod header;
+pub mod mmsg;
+pub mod pacer;
+pub mod plan;
+pub mod records;
+pub mod recv;
+pub mod results;
+pub mod send;

@@ -14,6 +14,7 @@
 //! - [`wcdma`]      W-CDMA dedicated channels with RLC AM
 //! - [`flows`]      flows, applications, TCP parameters
 //! - [`dists`]      D-ITG's traffic words: IDT and size laws, presets, traffic files
+//! - [`flows_file`] a flows-only file (a generator replays a scenario's flows on a real network)
 //! - [`mechanisms`] packet error generators and Snoop agents on interfaces
 //! - [`topology`]   the graph: hops, routes, path MTUs
 //! - [`limits`]     the valid range of every number (checked on load, published in the schema)
@@ -30,6 +31,7 @@ pub mod dists;
 pub mod document;
 pub mod error;
 pub mod flows;
+pub mod flows_file;
 pub mod limits;
 pub mod links;
 pub mod mechanisms;
@@ -44,6 +46,7 @@ pub use dists::*;
 pub use document::*;
 pub use error::*;
 pub use flows::*;
+pub use flows_file::flows_from_toml_str;
 pub use links::*;
 pub use mechanisms::*;
 pub use nodes::*;

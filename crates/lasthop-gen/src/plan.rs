@@ -1,0 +1,216 @@
+//! What a sender will send: the flows of a flows file (the scenario's `[[flows]]` vocabulary,
+//! loaded by [`lasthop_scenario::flows_from_toml_str`]) or of D-ITG-like command-line flags
+//! (turned into the same vocabulary by [`ditg_flow_toml`]), each converted by the scenario's own
+//! [`flow_app`] into core traffic: a [`Schedule`] of departures or a [`Transfer`]. The generator
+//! has no traffic model of its own; a flow sends here what it sends in a simulation, draw for
+//! draw (same seed, same stream `flow/<name>/app`).
+//!
+//! Left out: D-ITG's other distributions and presets until the core has them (its
+//! `traffic` module lists them), count and byte limits `-z`/`-k`.
+
+use crate::control::{FlowSetup, Proto};
+use lasthop_core::rng::RngStreams;
+use lasthop_core::traffic::{Calls, FileLoop, Schedule, Transfer, Volume};
+use lasthop_core::Duration;
+use lasthop_scenario::build::traffic::flow_app;
+use lasthop_scenario::{flows_from_toml_str, Scenario, Transport};
+
+/// One flow to send.
+pub struct FlowPlan {
+    pub id: u32,
+    pub name: String,
+    /// The sending and receiving nodes' names (the flows file's `src`/`dst`).
+    pub src: String,
+    pub dst: String,
+    pub proto: Proto,
+    /// From the run's origin, ns.
+    pub start_ns: u64,
+    /// When it stops sending, from the run's origin, ns (its stop, or the run's end).
+    pub stop_ns: u64,
+    /// Departures (CBR, on/off, video); None for byte transfers.
+    pub messages: Option<Schedule>,
+    pub transfer: Transfer,
+    /// Packets later than this count as late (the flow's playout deadline).
+    pub deadline: Option<Duration>,
+    pub discard_reordered: bool,
+}
+
+impl FlowPlan {
+    /// What the receiver is told.
+    pub fn setup(&self) -> FlowSetup {
+        let paced_reads = match self.transfer.calls {
+            Calls::PacedReads(p) => Some((p.rate.bps(), p.size.0)),
+            _ => None,
+        };
+        FlowSetup { id: self.id, name: self.name.clone(), proto: self.proto, paced_reads }
+    }
+
+    /// The file loop's sender side, if the flow runs one.
+    pub fn file_loop(&self) -> Option<FileLoop> {
+        match self.transfer.calls {
+            Calls::FileLoop(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// Bytes a byte transfer is to write; None for an endless one or a message source.
+    pub fn volume_bytes(&self) -> Option<u64> {
+        match self.transfer.volume {
+            Volume::Bytes(b) => Some(b),
+            Volume::UntilStopped | Volume::Messages => None,
+        }
+    }
+}
+
+/// A whole run to send.
+pub struct Plan {
+    /// The flows file's name (`simulation.name`, or the file's stem).
+    pub name: String,
+    pub flows: Vec<FlowPlan>,
+    /// Length of the run, ns.
+    pub duration_ns: u64,
+    /// Width of the per-interval time series.
+    pub interval: Duration,
+    pub seed: u64,
+    /// The resolved flows (every default filled in), for the report's header.
+    pub configuration: serde_json::Value,
+}
+
+/// Loads a flows file (or a whole scenario) into a plan. `duration` and `seed` override the
+/// file's `[simulation]`. Errors name the file, the field and what is valid.
+pub fn plan_from_toml(text: &str, file: &str, duration: Option<Duration>, seed: Option<u64>) -> Result<Plan, String> {
+    let mut s = flows_from_toml_str(text, file).map_err(|e| e.to_string())?;
+    if let Some(d) = duration {
+        if d.0 == 0 {
+            return Err(format!("{file}: the duration must be positive, e.g. 10s"));
+        }
+        s.simulation.duration = d;
+    }
+    if let Some(seed) = seed {
+        s.simulation.seed = seed;
+    }
+    Ok(plan_from_scenario(&s, file))
+}
+
+fn plan_from_scenario(s: &Scenario, file: &str) -> Plan {
+    let rng = RngStreams::new(s.simulation.seed);
+    let end = s.simulation.duration.0;
+    let flows = s
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let app = flow_app(s, f, &rng);
+            FlowPlan {
+                id: i as u32,
+                name: f.name.clone(),
+                src: f.src.get_ref().clone(),
+                dst: f.dst.get_ref().clone(),
+                proto: match f.transport() {
+                    Transport::Udp => Proto::Udp,
+                    Transport::Tcp => Proto::Tcp,
+                },
+                start_ns: f.start.0.min(end),
+                stop_ns: f.stop.map_or(end, |t| t.0.min(end)),
+                messages: app.messages,
+                transfer: app.transfer,
+                deadline: f.effective_deadline(),
+                discard_reordered: f.discard_reordered,
+            }
+        })
+        .collect();
+    let stem = std::path::Path::new(file).file_stem().and_then(|x| x.to_str()).unwrap_or("gen").to_string();
+    Plan {
+        name: s.name(&stem),
+        flows,
+        duration_ns: end,
+        interval: s.simulation.interval,
+        seed: s.simulation.seed,
+        configuration: serde_json::to_value(s).expect("a scenario serializes"),
+    }
+}
+
+/// D-ITG-like flags of one flow (ITGSend's `-T`, `-C`, `-c`, `-t`; its defaults: UDP, 1 000
+/// pkt/s, 512 B, 10 000 ms).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DitgFlags {
+    /// "UDP" or "TCP" (any case).
+    pub protocol: String,
+    /// Packets per second (`-C`).
+    pub rate_pps: f64,
+    /// Payload bytes (`-c`).
+    pub size: u64,
+    /// Duration, ms (`-t`).
+    pub duration_ms: u64,
+}
+
+impl Default for DitgFlags {
+    fn default() -> Self {
+        DitgFlags { protocol: "UDP".into(), rate_pps: 1000.0, size: 512, duration_ms: 10_000 }
+    }
+}
+
+/// The flows file that says what the flags say: one CBR flow named "flow1" (D-ITG numbers its
+/// flows from 1) of `size` bytes every 1/`rate` s (rounded to the nanosecond), over the protocol.
+pub fn ditg_flow_toml(f: &DitgFlags) -> Result<String, String> {
+    let proto = match f.protocol.to_ascii_lowercase().as_str() {
+        "udp" => "udp",
+        "tcp" => "tcp",
+        other => return Err(format!("-T {other:?}: the protocol is UDP or TCP")),
+    };
+    if !(f.rate_pps.is_finite() && f.rate_pps > 0.0 && f.rate_pps <= 10_000_000.0) {
+        return Err(format!("-C {}: the rate is packets per second, above 0 and at most 10000000", f.rate_pps));
+    }
+    if f.size == 0 || f.size > 65_507 {
+        return Err(format!("-c {}: the payload size is 1 to 65507 bytes (a UDP datagram's largest)", f.size));
+    }
+    if f.duration_ms == 0 {
+        return Err("-t 0: the duration is a positive number of milliseconds".into());
+    }
+    let interval_ns = (1e9 / f.rate_pps).round().max(1.0) as u64;
+    Ok(format!(
+        "[simulation]\nname = \"ditg-flags\"\nduration = \"{}ms\"\n\n[[flows]]\nname = \"flow1\"\ntransport = \"{proto}\"\napp = {{ type = \"cbr\", size = \"{}B\", interval = \"{interval_ns}ns\" }}\n",
+        f.duration_ms, f.size
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ditg_flags_become_one_cbr_flow_of_the_scenario_vocabulary() {
+        // -T UDP -C 1000 -c 512 -t 2000: 512 B every 1 ms for 2 s.
+        let text = ditg_flow_toml(&DitgFlags { duration_ms: 2000, ..DitgFlags::default() }).unwrap();
+        let p = plan_from_toml(&text, "flags", None, Some(3)).unwrap();
+        assert_eq!((p.flows.len(), p.duration_ns, p.seed), (1, 2_000_000_000, 3));
+        let f = &p.flows[0];
+        assert_eq!((f.name.as_str(), f.proto, f.start_ns, f.stop_ns), ("flow1", Proto::Udp, 0, 2_000_000_000));
+        let deps: Vec<(u64, u32)> = f.messages.clone().unwrap().take(3).map(|d| (d.at.0, d.bytes)).collect();
+        assert_eq!(deps, vec![(0, 512), (1_000_000, 512), (2_000_000, 512)]);
+        let tcp = ditg_flow_toml(&DitgFlags { protocol: "tcp".into(), rate_pps: 3.0, ..DitgFlags::default() }).unwrap();
+        let p = plan_from_toml(&tcp, "flags", None, None).unwrap();
+        assert_eq!(p.flows[0].proto, Proto::Tcp);
+        assert_eq!(p.flows[0].messages.as_ref().unwrap().clone().nth(1).unwrap().at.0, 333_333_333);
+    }
+
+    #[test]
+    fn bad_flags_say_what_is_valid() {
+        let e = ditg_flow_toml(&DitgFlags { protocol: "SCTP".into(), ..DitgFlags::default() }).unwrap_err();
+        assert!(e.contains("UDP or TCP"), "{e}");
+        assert!(ditg_flow_toml(&DitgFlags { rate_pps: 0.0, ..DitgFlags::default() }).unwrap_err().contains("-C"));
+        assert!(ditg_flow_toml(&DitgFlags { size: 70_000, ..DitgFlags::default() }).unwrap_err().contains("65507"));
+    }
+
+    #[test]
+    fn a_flows_file_keeps_its_start_stop_and_the_duration_override_clips_them() {
+        let text = "[[flows]]\nname = \"v\"\nstart = \"1s\"\nstop = \"5s\"\napp = { type = \"cbr\", size = \"160B\", interval = \"20ms\" }\n\
+                    [[flows]]\nname = \"b\"\napp = { type = \"bulk\", bytes = \"1MiB\" }\n";
+        let p = plan_from_toml(text, "two.toml", Some(Duration::from_secs(3)), None).unwrap();
+        assert_eq!(p.name, "two");
+        assert_eq!((p.flows[0].start_ns, p.flows[0].stop_ns), (1_000_000_000, 3_000_000_000));
+        assert_eq!((p.flows[1].proto, p.flows[1].volume_bytes()), (Proto::Tcp, Some(1 << 20)));
+        assert!(p.flows[1].messages.is_none());
+        assert_eq!(p.flows[0].deadline, Some(Duration::from_millis(300)), "the scenario's UDP playout default");
+    }
+}

@@ -1,0 +1,516 @@
+//! The receiver daemon (`lasthop gen recv`): serves sessions one after the other on its control
+//! port ([`crate::control`]); per session it opens a UDP socket and a TCP listener on ephemeral
+//! ports of the control address, logs every packet that arrives to record files
+//! ([`crate::records`]) and returns its counts and records to the sender.
+//!
+//! - UDP: `recvmmsg` batches on a socket with a large `SO_RCVBUF` ([`RCVBUF`], forced past
+//!   `rmem_max` with `SO_RCVBUFFORCE` where allowed); receive time one clock read per batch, or
+//!   each datagram's `SO_TIMESTAMPNS` kernel time (realtime clock only). In the round-trip
+//!   meter each datagram is echoed back at once, its header's kind set to echo.
+//! - TCP: one thread per connection reads messages (header, then `len` bytes), optionally at the
+//!   flow's paced read rate (paper 000's slow reader), logging each when its last byte is read.
+//! - Garbage (not a header, another session, an unknown flow, a length that is not the
+//!   datagram's) is counted as malformed and dropped; duplicates and replays of this session are
+//!   logged as they come (the results tell them apart). Memory per flow is a few counters; the
+//!   records go to disk.
+//! - SIGINT/SIGTERM (a flag set by signal-hook, polled every [`POLL`]): the data threads stop,
+//!   the record files are flushed and synced, the session's `counts.json` is written, and a
+//!   sender still connected gets `done` with what was logged (`interrupted: true`).
+//!
+//! Left out: several sessions at once (a second sender waits), IPv6-only data sockets.
+
+use crate::clock::{boot_id, Clock};
+use crate::control::{write_msg, LineReader, ControlError, FlowCounts, FlowSetup, Meter, Msg, Proto, PROTOCOL_VERSION};
+use crate::header::{Header, Kind, HEADER_LEN};
+use crate::mmsg::{enable_kernel_timestamps, send_to, RecvBatch};
+use crate::records::{Record, RecordKind, RecordWriter};
+use socket2::{Domain, Socket, Type};
+use std::io::{self, BufReader, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Receive buffer asked for on the UDP socket: 32 MiB, about 0.5 s of 64-byte datagrams at
+/// 600 kpkt/s counting the kernel's per-skb overhead.
+pub const RCVBUF: usize = 32 << 20;
+/// How often blocked calls look at the stop flags.
+pub const POLL: Duration = Duration::from_millis(50);
+/// The largest TCP message accepted, bytes (a larger length field is garbage).
+pub const MAX_MESSAGE: u32 = 16 << 20;
+
+/// How the receiver runs.
+pub struct RecvOptions {
+    pub listen: SocketAddr,
+    /// Required from senders when set; must be set to listen beyond loopback.
+    pub token: Option<String>,
+    /// Where each session's records and counts go (`<out>/<session>/`); a temporary directory,
+    /// removed after the session, when None.
+    pub out: Option<PathBuf>,
+    /// Serve this many sessions, then return (None: until a signal).
+    pub sessions: Option<u32>,
+    /// Use `SO_TIMESTAMPNS` receive times when the session's clock is realtime.
+    pub kernel_timestamps: bool,
+}
+
+/// What a finished receiver did.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct RecvSummary {
+    pub sessions: u32,
+    pub malformed: u64,
+    pub control_errors: u64,
+    pub interrupted: bool,
+}
+
+/// Checks the options before anything listens: beyond loopback a token is required.
+pub fn check_listen(o: &RecvOptions) -> Result<(), String> {
+    if !o.listen.ip().is_loopback() && !matches!(o.token.as_deref(), Some(t) if !t.is_empty()) {
+        return Err(format!(
+            "--listen {}: listening beyond loopback needs --token (a shared secret the sender gives with --token)",
+            o.listen
+        ));
+    }
+    Ok(())
+}
+
+/// The port a bound receiver listens on, for callers that asked for port 0.
+pub fn bind(o: &RecvOptions) -> Result<TcpListener, String> {
+    check_listen(o)?;
+    TcpListener::bind(o.listen).map_err(|e| format!("--listen {}: cannot listen: {e}", o.listen))
+}
+
+/// Serves sessions until `stop` is set (or `o.sessions` are done). Never panics on input.
+pub fn serve(listener: TcpListener, o: &RecvOptions, stop: &AtomicBool) -> Result<RecvSummary, String> {
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let mut summary = RecvSummary::default();
+    while !stop.load(Ordering::Relaxed) && !matches!(o.sessions, Some(n) if summary.sessions >= n) {
+        let (conn, peer) = match listener.accept() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let mut s = Session::new(conn, peer, o);
+        // A session that ended early (refused or disconnected) is over; the next one is served.
+        let _ended_early = s.run(stop).is_err();
+        summary.malformed += s.malformed.load(Ordering::Relaxed);
+        summary.control_errors += s.control_errors;
+        if s.started {
+            summary.sessions += 1;
+        }
+    }
+    summary.interrupted = stop.load(Ordering::Relaxed);
+    Ok(summary)
+}
+
+/// Why a session ended early: a refused control message (counted where refused), or the
+/// connection failed.
+#[derive(Debug)]
+enum SessionEnd {
+    Control,
+    Io,
+}
+
+/// One sender's session.
+struct Session<'a> {
+    conn: TcpStream,
+    peer: SocketAddr,
+    o: &'a RecvOptions,
+    malformed: Arc<AtomicU64>,
+    control_errors: u64,
+    started: bool,
+}
+
+/// The data side of a session while it runs.
+struct Data {
+    flows: Vec<FlowSetup>,
+    received: Arc<Vec<AtomicU64>>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<Vec<FlowCounts>>>,
+    dir: PathBuf,
+    temporary: bool,
+}
+
+impl<'a> Session<'a> {
+    fn new(conn: TcpStream, peer: SocketAddr, o: &'a RecvOptions) -> Self {
+        Session { conn, peer, o, malformed: Arc::new(AtomicU64::new(0)), control_errors: 0, started: false }
+    }
+
+    fn reply(&mut self, m: &Msg) -> Result<(), SessionEnd> {
+        write_msg(&mut self.conn, m).map_err(|_| SessionEnd::Io)
+    }
+
+    fn refuse(&mut self, why: String) -> Result<(), SessionEnd> {
+        self.control_errors += 1;
+        let _ = write_msg(&mut self.conn, &Msg::Error { message: why });
+        Err(SessionEnd::Control)
+    }
+
+    /// Reads the next control message, polling `stop`; Ok(None) when stopped.
+    fn next(&mut self, r: &mut LineReader<BufReader<TcpStream>>, stop: &AtomicBool) -> Result<Option<Msg>, SessionEnd> {
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            match r.read_msg() {
+                Ok(m) => return Ok(Some(m)),
+                Err(ControlError::Io(e)) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => continue,
+                Err(ControlError::Io(_)) | Err(ControlError::Closed) => return Err(SessionEnd::Io),
+                Err(e) => {
+                    let why = e.to_string();
+                    self.refuse(why)?;
+                }
+            }
+        }
+    }
+
+    fn run(&mut self, stop: &AtomicBool) -> Result<(), SessionEnd> {
+        let _ = self.conn.set_nonblocking(false);
+        let _ = self.conn.set_read_timeout(Some(POLL));
+        let _ = self.conn.set_nodelay(true);
+        let mut r = LineReader::new(BufReader::new(self.conn.try_clone().map_err(|_| SessionEnd::Io)?));
+        // 1. hello: version and token first, nothing else is read before them.
+        let session = match self.next(&mut r, stop)? {
+            Some(Msg::Hello { version, session, token }) => {
+                if version != PROTOCOL_VERSION {
+                    return self.refuse(format!("protocol version {version}; this receiver speaks version {PROTOCOL_VERSION}"));
+                }
+                if self.o.token.is_some() && token != self.o.token {
+                    return self.refuse("wrong or missing token (give the receiver's --token to the sender)".into());
+                }
+                session
+            }
+            Some(other) => return self.refuse(format!("expected hello, got {}", kind(&other))),
+            None => return Ok(()),
+        };
+        let ip = self.conn.local_addr().map(|a| a.ip()).unwrap_or(self.o.listen.ip());
+        let udp = udp_socket(ip).map_err(|_| SessionEnd::Io)?;
+        let tcp = TcpListener::bind((ip, 0)).map_err(|_| SessionEnd::Io)?;
+        let ports = (udp.local_addr().map_or(0, |a| a.port()), tcp.local_addr().map_or(0, |a| a.port()));
+        self.reply(&Msg::Welcome { version: PROTOCOL_VERSION, boot_id: boot_id(), udp_port: ports.0, tcp_port: ports.1 })?;
+        let mut sockets = Some((udp, tcp));
+        let mut data: Option<Data> = None;
+        let mut clock = Clock::Monotonic;
+        let mut loss_timeout = Duration::from_secs(1);
+        loop {
+            let Some(m) = self.next(&mut r, stop)? else {
+                // Signalled: what was logged is kept and handed over.
+                return self.finish(data, None, loss_timeout, true);
+            };
+            match m {
+                Msg::ClockProbe { t1 } => {
+                    let t2 = clock_now_for_probe(clock);
+                    self.reply(&Msg::ClockReply { t1, t2, t3: clock_now_for_probe(clock) })?;
+                }
+                Msg::Setup { clock: c, meter, flows, loss_timeout_ns } if data.is_none() => {
+                    if flows.iter().enumerate().any(|(i, f)| f.id as usize != i) || flows.len() > 65_536 {
+                        return self.refuse("setup: flow ids must be 0, 1, 2... in order (at most 65536 flows)".into());
+                    }
+                    clock = c;
+                    loss_timeout = Duration::from_nanos(loss_timeout_ns.min(60_000_000_000));
+                    let (udp, tcp) = sockets.take().expect("sockets are taken once, at setup");
+                    let d = self.start_data(session, udp, tcp, flows, c, meter).map_err(|_| SessionEnd::Io)?;
+                    data = Some(d);
+                    self.started = true;
+                    self.reply(&Msg::Ready {})?;
+                }
+                Msg::Stop { sent } if data.is_some() => return self.finish(data, Some(sent), loss_timeout, false),
+                other => return self.refuse(format!("unexpected {} at this point of the session", kind(&other))),
+            }
+        }
+    }
+
+    fn start_data(&self, session: u32, udp: UdpSocket, tcp: TcpListener, flows: Vec<FlowSetup>, clock: Clock, meter: Meter) -> io::Result<Data> {
+        let (dir, temporary) = match &self.o.out {
+            Some(out) => (out.join(format!("{session:08x}")), false),
+            None => (std::env::temp_dir().join(format!("lh-recv-{}-{session:08x}", std::process::id())), true),
+        };
+        std::fs::create_dir_all(&dir)?;
+        let received: Arc<Vec<AtomicU64>> = Arc::new(flows.iter().map(|_| AtomicU64::new(0)).collect());
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        let ctx = DataCtx { session, flows: flows.clone(), clock, received: received.clone(), stop: stop.clone(), malformed: self.malformed.clone() };
+        if self.o.kernel_timestamps && clock == Clock::Realtime {
+            enable_kernel_timestamps(udp.as_raw_fd())?;
+        }
+        let w = RecordWriter::create(&dir.join("recv-udp.lhr"))?;
+        let c = ctx.clone();
+        let kernel_ts = self.o.kernel_timestamps && clock == Clock::Realtime;
+        threads.push(std::thread::spawn(move || udp_loop(udp, w, c, meter == Meter::Rtt, kernel_ts)));
+        let c = ctx;
+        let d = dir.clone();
+        threads.push(std::thread::spawn(move || tcp_accept_loop(tcp, d, c)));
+        Ok(Data { flows, received, stop, threads, dir, temporary })
+    }
+
+    /// Waits for the sender's counts or the loss timeout, stops the data threads, flushes the
+    /// records and answers `done` followed by the records.
+    fn finish(&mut self, data: Option<Data>, sent: Option<Vec<u64>>, loss_timeout: Duration, interrupted: bool) -> Result<(), SessionEnd> {
+        let Some(d) = data else { return Ok(()) };
+        if let Some(sent) = &sent {
+            let t0 = Instant::now();
+            let all_in = || sent.iter().zip(d.received.iter()).all(|(s, r)| r.load(Ordering::Relaxed) >= *s);
+            while t0.elapsed() < loss_timeout && !all_in() {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        d.stop.store(true, Ordering::Relaxed);
+        let mut counts = vec![FlowCounts::default(); d.flows.len()];
+        for t in d.threads {
+            for (c, part) in counts.iter_mut().zip(t.join().unwrap_or_default()) {
+                c.received += part.received;
+                c.bytes += part.bytes;
+            }
+        }
+        let files = record_files(&d.dir);
+        let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+        let malformed = self.malformed.load(Ordering::Relaxed);
+        let counts_json = serde_json::json!({
+            "flows": d.flows.iter().zip(&counts).map(|(f, c)| serde_json::json!({"name": f.name, "received": c.received, "bytes": c.bytes})).collect::<Vec<_>>(),
+            "malformed": malformed,
+            "control_errors": self.control_errors,
+            "interrupted": interrupted,
+            "peer": self.peer.to_string(),
+        });
+        let _ = std::fs::write(d.dir.join("counts.json"), serde_json::to_string_pretty(&counts_json).unwrap_or_default() + "\n");
+        let done = Msg::Done { counts, malformed, control_errors: self.control_errors, records_bytes: bytes, interrupted };
+        let sent_ok = write_msg(&mut self.conn, &done).is_ok() && send_files(&mut self.conn, &files).is_ok();
+        if d.temporary {
+            let _ = std::fs::remove_dir_all(&d.dir);
+        }
+        if sent_ok {
+            Ok(())
+        } else {
+            Err(SessionEnd::Io)
+        }
+    }
+}
+
+fn clock_now_for_probe(c: Clock) -> u64 {
+    c.now_ns()
+}
+
+fn kind(m: &Msg) -> String {
+    serde_json::to_value(m).ok().and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string)).unwrap_or_default()
+}
+
+/// The session's record files, UDP first then TCP connections in the order they were accepted.
+fn record_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "lhr")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn send_files(w: &mut TcpStream, files: &[PathBuf]) -> io::Result<()> {
+    let _ = w.set_write_timeout(Some(Duration::from_secs(30)));
+    for f in files {
+        io::copy(&mut std::fs::File::open(f)?, w)?;
+    }
+    w.flush()
+}
+
+fn udp_socket(ip: IpAddr) -> io::Result<UdpSocket> {
+    let s = Socket::new(Domain::for_address(SocketAddr::new(ip, 0)), Type::DGRAM, None)?;
+    // SO_RCVBUFFORCE passes rmem_max for a privileged process; otherwise the capped request.
+    if s.set_recv_buffer_size(RCVBUF).is_ok() {
+        let v = RCVBUF as libc::c_int;
+        // SAFETY: an int option on a valid socket.
+        unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, (&v as *const libc::c_int).cast(), 4) };
+    }
+    s.bind(&SocketAddr::new(ip, 0).into())?;
+    s.set_read_timeout(Some(POLL))?;
+    Ok(s.into())
+}
+
+/// What every data thread of a session shares.
+#[derive(Clone)]
+struct DataCtx {
+    session: u32,
+    flows: Vec<FlowSetup>,
+    clock: Clock,
+    received: Arc<Vec<AtomicU64>>,
+    stop: Arc<AtomicBool>,
+    malformed: Arc<AtomicU64>,
+}
+
+impl DataCtx {
+    /// The flow a header belongs to, if it is this session's data of a flow over `proto`.
+    fn flow_of(&self, h: &Header, proto: Proto) -> Option<usize> {
+        let i = h.flow as usize;
+        (h.session == self.session && h.kind == Kind::Data && self.flows.get(i).is_some_and(|f| f.proto == proto)).then_some(i)
+    }
+    fn bad(&self) {
+        self.malformed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn udp_loop(udp: UdpSocket, mut w: RecordWriter, ctx: DataCtx, echo: bool, kernel_ts: bool) -> Vec<FlowCounts> {
+    let mut counts = vec![FlowCounts::default(); ctx.flows.len()];
+    let mut batch = RecvBatch::new();
+    let mut echo_buf = vec![0u8; crate::mmsg::MAX_DATAGRAM];
+    let fd = udp.as_raw_fd();
+    while !ctx.stop.load(Ordering::Relaxed) {
+        let n = match batch.recv(fd) {
+            Ok(n) => n,
+            Err(_) => break,
+        };
+        let now = ctx.clock.now_ns();
+        for i in 0..n {
+            let (d, truncated) = batch.datagram(i);
+            let h = match Header::read(d) {
+                Ok(h) if !truncated && h.len as usize == d.len() => h,
+                _ => {
+                    ctx.bad();
+                    continue;
+                }
+            };
+            let Some(f) = ctx.flow_of(&h, Proto::Udp) else {
+                ctx.bad();
+                continue;
+            };
+            let rx = if kernel_ts { batch.kernel_ts(i).unwrap_or(now) } else { now };
+            counts[f].received += 1;
+            counts[f].bytes += d.len() as u64;
+            ctx.received[f].fetch_add(1, Ordering::Relaxed);
+            if w.push(&Record { flow: h.flow, seq: h.seq, bytes: h.len, kind: RecordKind::Received, tx_ns: h.tx_ns, rx_ns: rx }).is_err() {
+                ctx.stop.store(true, Ordering::Relaxed);
+            }
+            if echo {
+                let e = &mut echo_buf[..d.len()];
+                e.copy_from_slice(d);
+                Header { kind: Kind::Echo, echo_ns: rx, ..h }.write(e);
+                let (a, l) = batch.addr(i);
+                let _ = send_to(fd, e, a, l);
+            }
+        }
+    }
+    let _ = w.flush();
+    counts
+}
+
+fn tcp_accept_loop(listener: TcpListener, dir: PathBuf, ctx: DataCtx) -> Vec<FlowCounts> {
+    let _ = listener.set_nonblocking(true);
+    let mut conns: Vec<JoinHandle<Vec<FlowCounts>>> = Vec::new();
+    let mut counts = vec![FlowCounts::default(); ctx.flows.len()];
+    while !ctx.stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((s, _)) if conns.len() < 4 * ctx.flows.len().max(1) => {
+                let path = dir.join(format!("recv-tcp-{:05}.lhr", conns.len()));
+                let c = ctx.clone();
+                conns.push(std::thread::spawn(move || match RecordWriter::create(&path) {
+                    Ok(w) => tcp_conn(s, w, c),
+                    Err(_) => Vec::new(),
+                }));
+            }
+            Ok(_) => ctx.bad(), // more connections than flows can use: dropped
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    for t in conns {
+        for (c, part) in counts.iter_mut().zip(t.join().unwrap_or_default()) {
+            c.received += part.received;
+            c.bytes += part.bytes;
+        }
+    }
+    counts
+}
+
+/// Reads `size`-byte chunks no faster than `rate` bit/s (absolute deadlines, as the pacer).
+struct PacedRead {
+    inner: TcpStream,
+    pace: Option<(u64, u64)>,
+    next_ns: u64,
+}
+
+impl Read for PacedRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some((rate, size)) = self.pace else { return self.inner.read(buf) };
+        let now = crate::clock::mono_ns();
+        if self.next_ns > now {
+            crate::clock::sleep_until_mono(self.next_ns.min(now + POLL.as_nanos() as u64));
+            if crate::clock::mono_ns() < self.next_ns {
+                return Err(io::Error::new(io::ErrorKind::WouldBlock, "paced"));
+            }
+        }
+        let want = buf.len().min(size.max(1) as usize);
+        let n = self.inner.read(&mut buf[..want])?;
+        self.next_ns = self.next_ns.max(now) + n as u64 * 8 * 1_000_000_000 / rate.max(1);
+        Ok(n)
+    }
+}
+
+fn tcp_conn(s: TcpStream, mut w: RecordWriter, ctx: DataCtx) -> Vec<FlowCounts> {
+    let mut counts = vec![FlowCounts::default(); ctx.flows.len()];
+    let _ = s.set_read_timeout(Some(POLL));
+    let _ = s.set_nonblocking(false);
+    let mut r = PacedRead { inner: s, pace: None, next_ns: 0 };
+    let mut head = [0u8; HEADER_LEN];
+    let mut scratch = vec![0u8; 64 * 1024];
+    let mut flow: Option<usize> = None;
+    'messages: while !ctx.stop.load(Ordering::Relaxed) {
+        if !fill(&mut r, &mut head, &ctx.stop) {
+            break;
+        }
+        let h = match Header::read(&head) {
+            Ok(h) if h.len <= MAX_MESSAGE => h,
+            _ => {
+                ctx.bad(); // a stream out of step cannot be resynchronized: the connection ends
+                break;
+            }
+        };
+        let f = match (ctx.flow_of(&h, Proto::Tcp), flow) {
+            (Some(f), None) => {
+                r.pace = ctx.flows[f].paced_reads;
+                f
+            }
+            (Some(f), Some(g)) if f == g => f,
+            _ => {
+                ctx.bad();
+                break;
+            }
+        };
+        flow = Some(f);
+        let mut left = h.len as usize - HEADER_LEN;
+        while left > 0 {
+            let k = left.min(scratch.len());
+            if !fill(&mut r, &mut scratch[..k], &ctx.stop) {
+                break 'messages;
+            }
+            left -= k;
+        }
+        let rx = ctx.clock.now_ns();
+        counts[f].received += 1;
+        counts[f].bytes += h.len as u64;
+        ctx.received[f].fetch_add(1, Ordering::Relaxed);
+        if w.push(&Record { flow: h.flow, seq: h.seq, bytes: h.len, kind: RecordKind::Received, tx_ns: h.tx_ns, rx_ns: rx }).is_err() {
+            break;
+        }
+    }
+    let _ = w.flush();
+    counts
+}
+
+/// Fills `buf` from the stream, polling `stop`; false at the end of the stream or when stopped.
+fn fill(r: &mut impl Read, buf: &mut [u8], stop: &AtomicBool) -> bool {
+    let mut at = 0;
+    while at < buf.len() {
+        match r.read(&mut buf[at..]) {
+            Ok(0) => return false,
+            Ok(n) => at += n,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
+                if stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+            }
+            Err(_) => return false,
+        }
+    }
+    true
+}

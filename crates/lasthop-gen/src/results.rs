@@ -1,0 +1,425 @@
+//! Results of a measured run, computed by the core's meters ([`FlowMeter`]) from both ends'
+//! record files, into the core's report types ([`RunReport`], [`FlowReport`]) and tables: the
+//! same `summary.json` keys, intervals, delay CDF and per-packet tables as a simulated run.
+//!
+//! How the records become metric events (all times on the sender's clock, counted from the
+//! run's origin; a receive time is the receiver's clock minus the estimated offset):
+//! - each sent record is `on_sent`; each received record `on_received` (its first copy only:
+//!   a copy of a sequence number already received is a duplicate and counted apart; one that
+//!   arrives after a higher sequence number is counted as reordered), then `on_delivered` with
+//!   its payload;
+//! - tail loss: a packet the sender logged that the receiver did not log before the loss
+//!   timeout after the sender's `stop` is lost, cause `unattributed` (RFC 7680 §2.4: lost once
+//!   it has not arrived within a reasonable time); the sender's count is known, so unlike
+//!   ITGDec the packets after the last one received count too. If the receiver was interrupted
+//!   they are left "in flight at the end" instead: nobody waited for them.
+//! - IP bytes are the payload plus the UDP/IPv4 headers (28 B; 48 B over IPv6); for TCP the
+//!   payload plus 40 B per message (segmentation is not seen from user space).
+//! - round trip (RTT meter): each echo, first copy per sequence number, gives the echo's arrival
+//!   minus the send time it carries back — its own packet's, so correct at any RTT/IDT ratio.
+//!
+//! What the core's report cannot say goes into the `measure` block of summary.json: the clock,
+//! its offset and uncertainty, per flow the packets requested and the shortfall, send lateness,
+//! time blocked in `send()`, duplicates, reordering, round-trip statistics, and the receiver's
+//! count of malformed datagrams. A TCP flow's connection state comes from `TCP_INFO`; the
+//! counters Linux does not expose there (fast retransmits, timeouts, persist probes, RTT samples,
+//! advertised windows) are reported as 0 / null.
+
+use crate::clock::Clock;
+use crate::control::{Meter, Proto};
+use crate::plan::Plan;
+use crate::records::{read_records, RecordKind};
+use crate::send::{FlowSent, Measured, TcpInfo};
+use lasthop_core::metrics::{DelayStats, DropCause, FlowMeter};
+use lasthop_core::report::{
+    delay_cdf_table, AdvertisedWindows, Column, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table,
+    TcpConnectionReport, TcpCounters, TcpReport, Transport,
+};
+use lasthop_core::{Duration, Time};
+use serde::Serialize;
+use std::path::Path;
+
+/// A measured run's output: the report, the tables and the measure world's own block.
+pub struct GenOutput {
+    pub report: RunReport,
+    pub tables: Vec<Table>,
+    pub measure: MeasureReport,
+}
+
+/// The `measure` block of summary.json.
+#[derive(Clone, Debug, Serialize)]
+pub struct MeasureReport {
+    /// "monotonic" (one kernel: exact) or "realtime" (two hosts: offset estimated).
+    pub clock: Clock,
+    /// Receiver clock minus sender clock applied to receive times, ns.
+    pub clock_offset_ns: i64,
+    /// The applied offset is within ± this of the truth, ns (half the least probe RTT).
+    pub clock_offset_uncertainty_ns: u64,
+    /// The probes' estimate (also when one kernel's clock makes it unnecessary), ns.
+    pub measured_offset_ns: Option<i64>,
+    pub meter: Meter,
+    /// A packet not received this long after the end is lost, s.
+    pub loss_timeout_s: f64,
+    /// The run was cut short (a signal at either end).
+    pub interrupted: bool,
+    /// Datagrams or messages the receiver refused as garbage (not a header, another session,
+    /// an unknown flow, a length that is not the datagram's).
+    pub receiver_malformed: u64,
+    /// Control messages the receiver refused.
+    pub receiver_control_errors: u64,
+    /// Records of the receiver that name no packet the sender sent (forged or corrupted).
+    pub unmatched_records: u64,
+    pub flows: Vec<MeasureFlow>,
+}
+
+/// One flow's measure-world figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct MeasureFlow {
+    pub name: String,
+    /// Packets the flow's schedule asked for before its stop (TCP: messages), packets.
+    pub requested_packets: u64,
+    /// Packets the sender got out, packets.
+    pub sent_packets: u64,
+    /// 1 − sent / requested: how far the flow fell short of its requested rate.
+    pub shortfall: Option<f64>,
+    /// Datagrams the kernel refused to send, packets.
+    pub send_errors: u64,
+    /// Mean and largest lateness of departures after their deadline, µs.
+    pub send_late_mean_us: Option<f64>,
+    pub send_late_max_us: f64,
+    /// Time spent blocked in `send()`/`write()` (TCP: the socket buffer was full), s.
+    pub send_blocked_s: f64,
+    /// Copies of an already received sequence number, packets.
+    pub duplicates: u64,
+    /// Packets that arrived after one with a higher sequence number, packets.
+    pub reordered: u64,
+    /// Round-trip time by echo (RTT meter, UDP), ms; null otherwise.
+    pub rtt_ms: Option<DelayStats>,
+    /// Echoes that did not come back (RTT meter), packets.
+    pub echo_lost: Option<u64>,
+}
+
+/// Received sequence numbers of one flow: one bit per packet the sender sent.
+struct Seen {
+    bits: Vec<u64>,
+    n: u64,
+    max: Option<u32>,
+}
+
+impl Seen {
+    fn new(n: u64) -> Seen {
+        Seen { bits: vec![0; n.div_ceil(64) as usize], n, max: None }
+    }
+    /// Marks `seq`; None when out of range, Some(true) when it was new.
+    fn mark(&mut self, seq: u32) -> Option<bool> {
+        if seq as u64 >= self.n {
+            return None;
+        }
+        let w = self.bits.get_mut(seq as usize / 64)?;
+        let bit = 1u64 << (seq % 64);
+        let new = *w & bit == 0;
+        *w |= bit;
+        Some(new)
+    }
+    fn has(&self, seq: u32) -> bool {
+        self.bits.get(seq as usize / 64).is_some_and(|w| w & (1 << (seq % 64)) != 0)
+    }
+}
+
+/// Per-packet tables under construction.
+#[derive(Default)]
+struct PacketCols {
+    seq: Vec<u64>,
+    sent_s: Vec<f64>,
+    received_s: Vec<Option<f64>>,
+    bytes: Vec<u64>,
+    outcome: Vec<String>,
+}
+
+impl PacketCols {
+    fn table(self, name: String) -> Table {
+        let mut t = Table::new(name);
+        t.push("pkt_seq", Column::U64(self.seq));
+        t.push("sent_s", Column::F64(self.sent_s));
+        t.push("received_s", Column::OptF64(self.received_s));
+        t.push("bytes", Column::U64(self.bytes));
+        t.push("outcome", Column::Str(self.outcome));
+        t
+    }
+}
+
+/// Computes the report and tables. `packets`: also the per-packet tables of both ends
+/// ("packets/<flow>" by the sender's records, "packets/<flow>/receiver" in arrival order).
+pub fn compute(plan: &Plan, m: &Measured, ip_overhead: u32, packets: bool) -> Result<GenOutput, String> {
+    let n = plan.flows.len();
+    let rel = |ns: u64| Time(ns.saturating_sub(m.origin_ns));
+    let rx_rel = |rx: u64| rel((rx as i128 - m.offset.offset_ns as i128).max(0) as u64);
+    let secs = |t: Time| t.0 as f64 / 1e9;
+    let wire = |f: usize, b: u32| match plan.flows[f].proto {
+        Proto::Udp => b + ip_overhead,
+        Proto::Tcp => b + 40,
+    };
+    let mut meters: Vec<FlowMeter> = plan
+        .flows
+        .iter()
+        .map(|f| {
+            let mut mt = FlowMeter::new(plan.interval);
+            if let Some(d) = f.deadline {
+                mt.set_deadline(d);
+            }
+            if f.discard_reordered {
+                mt.set_discard_reordered();
+            }
+            mt
+        })
+        .collect();
+    let mut seen: Vec<Seen> = m.flows.iter().map(|s| Seen::new(s.requested)).collect();
+    let mut dup = vec![0u64; n];
+    let mut reordered = vec![0u64; n];
+    let mut last_rx = vec![None::<Time>; n];
+    let mut unmatched = 0u64;
+    let mut rx_at: Vec<Vec<f64>> = if packets { m.flows.iter().map(|s| vec![f64::NAN; s.requested as usize]).collect() } else { Vec::new() };
+    let mut recv_cols: Vec<PacketCols> = (0..if packets { n } else { 0 }).map(|_| PacketCols::default()).collect();
+    let open = |p: &Path| read_records(p).map_err(|e| format!("{}: {e}", p.display()));
+    // Sends first (in the order each thread logged them).
+    let mut end = Time(plan.duration_ns);
+    for f in &m.sender_files {
+        for r in open(f)?.filter(|r| r.kind == RecordKind::Sent && (r.flow as usize) < n) {
+            meters[r.flow as usize].on_sent(rel(r.tx_ns), wire(r.flow as usize, r.bytes));
+        }
+    }
+    for r in open(&m.receiver_file)? {
+        let f = r.flow as usize;
+        if f >= n || r.kind != RecordKind::Received {
+            unmatched += 1;
+            continue;
+        }
+        let (now, sent_at) = (rx_rel(r.rx_ns), rel(r.tx_ns));
+        let first = match seen[f].mark(r.seq) {
+            None => {
+                unmatched += 1;
+                continue;
+            }
+            Some(first) => first,
+        };
+        if packets {
+            let c = &mut recv_cols[f];
+            c.seq.push(r.seq as u64);
+            c.sent_s.push(secs(sent_at));
+            c.received_s.push(Some(secs(now)));
+            c.bytes.push(r.bytes as u64);
+            c.outcome.push(if first { "received" } else { "duplicate" }.into());
+        }
+        if !first {
+            dup[f] += 1;
+            continue;
+        }
+        if seen[f].max.is_some_and(|mx| r.seq < mx) {
+            reordered[f] += 1;
+        }
+        seen[f].max = Some(seen[f].max.map_or(r.seq, |mx| mx.max(r.seq)));
+        meters[f].on_received(now, sent_at, r.seq, wire(f, r.bytes));
+        meters[f].on_delivered(now, r.bytes as u64);
+        last_rx[f] = Some(last_rx[f].map_or(now, |t: Time| t.max(now)));
+        end = end.max(now);
+        if packets {
+            if let Some(x) = rx_at[f].get_mut(r.seq as usize) {
+                *x = secs(now);
+            }
+        }
+    }
+    // Tail loss, and the sender's per-packet tables.
+    let mut send_cols: Vec<PacketCols> = (0..if packets { n } else { 0 }).map(|_| PacketCols::default()).collect();
+    let mut rtt: Vec<Option<(FlowMeter, Seen)>> = (0..n).map(|_| None).collect();
+    for f in &m.sender_files {
+        for r in open(f)? {
+            let fi = r.flow as usize;
+            if fi >= n {
+                continue;
+            }
+            match r.kind {
+                RecordKind::Sent => {
+                    let got = seen[fi].has(r.seq);
+                    if !got && !m.interrupted {
+                        meters[fi].on_dropped(rel(r.tx_ns), DropCause::Unattributed);
+                    }
+                    if packets {
+                        let c = &mut send_cols[fi];
+                        let at = rx_at[fi].get(r.seq as usize).copied().filter(|x| !x.is_nan());
+                        c.seq.push(r.seq as u64);
+                        c.sent_s.push(secs(rel(r.tx_ns)));
+                        c.received_s.push(at);
+                        c.bytes.push(r.bytes as u64);
+                        c.outcome.push(match (got, m.interrupted) {
+                            (true, _) => "received",
+                            (false, false) => "unattributed",
+                            (false, true) => "in_flight",
+                        }
+                        .into());
+                    }
+                }
+                RecordKind::EchoReceived => {
+                    let slot = rtt[fi].get_or_insert_with(|| (FlowMeter::new(plan.interval), Seen::new(m.flows[fi].requested)));
+                    if slot.1.mark(r.seq) == Some(true) && r.rx_ns >= r.tx_ns {
+                        slot.0.on_received(rel(r.rx_ns), rel(r.tx_ns), r.seq, r.bytes);
+                    }
+                }
+                RecordKind::Received => {}
+            }
+        }
+    }
+    let mut report_flows = Vec::with_capacity(n);
+    let mut intervals = IntervalColumns::default();
+    let mut measure_flows = Vec::with_capacity(n);
+    let mut in_flight_total = 0;
+    for (i, f) in plan.flows.iter().enumerate() {
+        let s = &m.flows[i];
+        let finite = f.volume_bytes().is_some();
+        let all_in = meters[i].received_packets() == s.sent && s.sent > 0;
+        let completed = (finite && all_in).then(|| last_rx[i]).flatten();
+        let stop = completed.map_or(f.stop_ns, |t| t.0.min(f.stop_ns).max(t.0));
+        let active = Duration(stop.saturating_sub(f.start_ns));
+        let forward = meters[i].summary(active);
+        in_flight_total += forward.lost_by_cause.in_flight_at_end;
+        for row in meters[i].interval_rows(end) {
+            intervals.push(&f.name, row);
+        }
+        let connection = (f.proto == Proto::Tcp).then(|| TcpConnectionReport {
+            response_time_s: completed.map(|t| (t.0.saturating_sub(f.start_ns)) as f64 / 1e9),
+            tcp: tcp_report(s.tcp.unwrap_or_default(), forward.received_bytes.saturating_sub(40 * forward.received_packets)),
+        });
+        let no_reverse = FlowMeter::light(plan.interval).summary(active);
+        report_flows.push(FlowReport {
+            name: f.name.clone(),
+            transport: match f.proto {
+                Proto::Udp => Transport::Udp,
+                Proto::Tcp => Transport::Tcp,
+            },
+            src: f.src.clone(),
+            dst: f.dst.clone(),
+            start_s: f.start_ns as f64 / 1e9,
+            stop_s: stop as f64 / 1e9,
+            forward,
+            reverse: ReverseSummary::from(&no_reverse),
+            connection,
+        });
+        measure_flows.push(measure_flow(&f.name, s, dup[i], reordered[i], rtt[i].as_ref().map(|(mt, _)| (mt, meters[i].received_packets())), active));
+    }
+    let mut tables = vec![intervals.into_table(), delay_cdf_table(plan.flows.iter().zip(&meters).map(|(f, mt)| (f.name.as_str(), mt)))];
+    if packets {
+        for ((f, s), r) in plan.flows.iter().zip(send_cols).zip(recv_cols) {
+            tables.push(s.table(format!("packets/{}", f.name)));
+            tables.push(r.table(format!("packets/{}/receiver", f.name)));
+        }
+    }
+    let events: u64 = m.flows.iter().map(|s| s.sent).sum::<u64>() + m.received.iter().map(|c| c.received).sum::<u64>();
+    let report = RunReport {
+        header: RunHeader {
+            scenario: plan.configuration.clone(),
+            seed: plan.seed,
+            simulated_s: plan.duration_ns as f64 / 1e9,
+            events_processed: events,
+            packets_in_network_at_end: in_flight_total,
+        },
+        flows: report_flows,
+        links: Vec::new(),
+        wlans: Vec::new(),
+        wcdma: Vec::new(),
+        sap_law: Vec::new(),
+        snoop: Vec::new(),
+        error_generators: Vec::new(),
+        hosts: Vec::new(),
+    };
+    let measure = MeasureReport {
+        clock: m.clock,
+        clock_offset_ns: m.offset.offset_ns,
+        clock_offset_uncertainty_ns: m.offset.uncertainty_ns,
+        measured_offset_ns: m.measured_offset.map(|o| o.offset_ns),
+        meter: m.meter,
+        loss_timeout_s: m.loss_timeout_ns as f64 / 1e9,
+        interrupted: m.interrupted,
+        receiver_malformed: m.malformed,
+        receiver_control_errors: m.control_errors,
+        unmatched_records: unmatched,
+        flows: measure_flows,
+    };
+    Ok(GenOutput { report, tables, measure })
+}
+
+fn measure_flow(name: &str, s: &FlowSent, duplicates: u64, reordered: u64, rtt: Option<(&FlowMeter, u64)>, active: Duration) -> MeasureFlow {
+    MeasureFlow {
+        name: name.to_string(),
+        requested_packets: s.requested,
+        sent_packets: s.sent,
+        shortfall: (s.requested > 0).then(|| 1.0 - s.sent as f64 / s.requested as f64),
+        send_errors: s.send_errors,
+        send_late_mean_us: (s.requested > 0).then(|| s.late_sum_ns as f64 / s.requested as f64 / 1e3),
+        send_late_max_us: s.late_max_ns as f64 / 1e3,
+        send_blocked_s: s.blocked_ns as f64 / 1e9,
+        duplicates,
+        reordered,
+        rtt_ms: rtt.map(|(mt, _)| mt.summary(active).delay_ms),
+        echo_lost: rtt.map(|(mt, forward_received)| forward_received.saturating_sub(mt.received_packets())),
+    }
+}
+
+/// Linux `TCP_INFO` state numbers (include/net/tcp_states.h) as the report's CamelCase names.
+fn tcp_state(s: u8) -> &'static str {
+    match s {
+        1 => "Established",
+        2 => "SynSent",
+        3 => "SynReceived",
+        4 => "FinWait1",
+        5 => "FinWait2",
+        6 => "TimeWait",
+        7 => "Closed",
+        8 => "CloseWait",
+        9 => "LastAck",
+        10 => "Listen",
+        11 => "Closing",
+        _ => "Unknown",
+    }
+}
+
+fn tcp_report(t: TcpInfo, bytes_read: u64) -> TcpReport {
+    TcpReport {
+        state: tcp_state(t.state).into(),
+        sender: TcpCounters {
+            segments_sent: t.segs_out,
+            retransmitted_segments: t.total_retrans,
+            fast_retransmits: 0,
+            timeouts: 0,
+            persist_probes: 0,
+            rtt_samples: 0,
+        },
+        final_cwnd_bytes: t.cwnd_bytes,
+        srtt_ms: (t.srtt_us > 0).then(|| t.srtt_us as f64 / 1e3),
+        rto_ms: t.rto_us as f64 / 1e3,
+        windows: AdvertisedWindows { receiver_zero_windows: 0, receiver_min_open_window_bytes: None, sender_min_open_window_bytes: None },
+        bytes_stored: None,
+        bytes_read,
+        receiver_awnd_cap_bytes: None,
+        bbr: None,
+        receiver_awnd_max_retransmissions: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_marks_first_copies_and_refuses_sequence_numbers_never_sent() {
+        let mut s = Seen::new(100);
+        assert_eq!(s.mark(5), Some(true));
+        assert_eq!(s.mark(5), Some(false), "a duplicate");
+        assert_eq!(s.mark(99), Some(true));
+        assert_eq!(s.mark(100), None, "never sent (inside the bitmap's last word all the same)");
+        assert!(s.has(5) && !s.has(6));
+    }
+
+    #[test]
+    fn tcp_states_are_named_as_the_simulator_names_them() {
+        assert_eq!((tcp_state(1), tcp_state(6), tcp_state(99)), ("Established", "TimeWait", "Unknown"));
+    }
+}
