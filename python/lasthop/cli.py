@@ -134,7 +134,8 @@ def _fmt(v, scale=1.0, digits=2) -> str:
 def print_summary(res) -> None:
     s = res.summary
     wall = s["wall_clock"]
-    t = Table(title=Text(f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s simulated in {wall['wall_time_s']:.3f} s"))
+    how = "measured" if s.get("world") == "measure" else "simulated"
+    t = Table(title=Text(f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s {how} in {wall['wall_time_s']:.3f} s"))
     for col in ["flow", "proto", "goodput Mb/s", "rx Mb/s", "sent", "recv", "lost", "loss %", "delay mean ms", "delay p99 ms", "jitter mean ms", "jitter p99 ms"]:
         t.add_column(col, justify="left" if col in ("flow", "proto") else "right")
     for f in s["flows"]:
@@ -618,6 +619,104 @@ def show(
     for p in params:
         for line in format_parameter(p):
             typer.echo(line)
+
+
+gen_app = typer.Typer(no_args_is_help=True, help="The measure world: send flows over real sockets and measure them (D-ITG style).")
+app.add_typer(gen_app, name="gen")
+
+
+@gen_app.command("recv")
+def gen_recv(
+    listen: str = typer.Option("127.0.0.1:9000", "--listen", help="ADDR:PORT to listen on for senders (loopback by default)."),
+    token: Optional[str] = typer.Option(None, "--token", help="Shared secret senders must give; required beyond loopback."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep each session's records and counts in OUT/<session>/."),
+    once: bool = typer.Option(False, "--once", help="Serve one session, then exit."),
+    kernel_timestamps: bool = typer.Option(False, "--kernel-timestamps", help="Use SO_TIMESTAMPNS receive times (across hosts, where the clock is realtime)."),
+) -> None:
+    """Receive and log what `lasthop gen send` sends, until Ctrl-C or SIGTERM (D-ITG's ITGRecv)."""
+    from lasthop import gen
+
+    def ready(port: int) -> None:
+        host = listen.rsplit(":", 1)[0] if ":" in listen else listen
+        err.print(Text(f"listening on {host}:{port} (Ctrl-C to stop)"))
+
+    try:
+        summary = gen.recv(listen, token=token, out=out, sessions=1 if once else None, kernel_timestamps=kernel_timestamps, on_ready=ready)
+    except gen.GenError as e:
+        raise _error(e)
+    except KeyboardInterrupt:
+        summary = {"interrupted": True}
+    console.print(Text(f"served {summary.get('sessions', 0)} session(s); {summary.get('malformed', 0)} malformed datagrams dropped"
+                       + ("; stopped by a signal" if summary.get("interrupted") else "")))
+
+
+@gen_app.command("send")
+def gen_send(
+    to: Optional[str] = typer.Option(None, "--to", help="The receiver, HOST[:PORT] (port 9000 by default)."),
+    flows: Optional[Path] = typer.Option(None, "--flows", "-f", help="Flows file: [[flows]] as in a scenario (or a whole scenario)."),
+    protocol: Optional[str] = typer.Option(None, "-T", help="D-ITG-like flags for one flow: protocol UDP or TCP (default UDP)."),
+    rate: Optional[float] = typer.Option(None, "-C", help="Packets per second (default 1000)."),
+    size: Optional[int] = typer.Option(None, "-c", help="Payload bytes (default 512; below 40 raised to the 40-byte header)."),
+    duration_ms: Optional[int] = typer.Option(None, "-t", help="Duration, ms (default 10000)."),
+    dest: Optional[str] = typer.Option(None, "-a", help="Destination host (D-ITG's -a), instead of --to."),
+    data_port: Optional[int] = typer.Option(None, "-rp", "--data-port", help="The receiver's data port (D-ITG's -rp); ephemeral by default."),
+    duration: Optional[float] = typer.Option(None, "--duration", help="Run length, s (overrides the flows file's)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default: results/<flows>)."),
+    meter: str = typer.Option("owd", "--meter", "-m", help="owd: one-way delay; rtt: also round trip, the receiver echoing each UDP datagram."),
+    token: Optional[str] = typer.Option(None, "--token", help="The receiver's shared secret."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the flows' random streams (overrides the file's)."),
+    loss_timeout: float = typer.Option(1.0, "--loss-timeout", help="A packet not received this long after the end is lost, s."),
+    packets: bool = typer.Option(True, "--packets/--no-packets", help="Write per-packet tables of both ends."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
+    force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
+    json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout and nothing else there."),
+) -> None:
+    """Send flows to a `lasthop gen recv` and measure them; results in the layout of `lasthop run` (D-ITG's ITGSend)."""
+    from lasthop import gen
+
+    flags = {k: v for k, v in {"protocol": protocol, "rate": rate, "size": size, "duration_ms": duration_ms}.items() if v is not None}
+    target = to or dest
+    if target is None:
+        raise _error("--to HOST[:PORT] (or -a HOST): where `lasthop gen recv` listens")
+    if to and dest:
+        raise _error("give the receiver once: --to HOST[:PORT] or -a HOST")
+    if flows is not None and flags:
+        raise _error("--flows FILE or D-ITG-like flags (-T -C -c -t), not both")
+    progress = _LazyProgress()
+
+    def show(elapsed: float, total: float, sent: int, planned) -> None:
+        if elapsed < total:
+            detail = f"{sent} packets" + (f" of {planned}" if planned is not None else "")
+            progress.update("sending", elapsed, total, detail)
+        else:
+            progress.update("waiting for the receiver's records", 0, None, f"{sent} packets sent")
+
+    try:
+        text = None if flows is not None else gen.ditg_flows(**flags)
+        name = safe_name(flows.stem) if flows is not None else "ditg-flags"
+        directory = out or Path("results") / name
+        check_output(directory, "run", force)
+        try:
+            res = gen.send(target, flows, text=text, out=directory, meter=meter, token=token, duration=duration, seed=seed,
+                           loss_timeout=loss_timeout, packets=packets, data_port=data_port, progress=show, force=force,
+                           report=report, writing=progress.writing, report_progress=progress.report)
+        finally:
+            progress.close()
+    except (gen.GenError, *USER_ERRORS) as e:
+        raise _error(e)
+    if json_out:
+        sys.stdout.write((directory / "summary.json").read_text(encoding="utf-8"))
+        return
+    if not quiet:
+        print_summary(res)
+        m = res.summary["measure"]
+        unc = m["clock_offset_uncertainty_ns"] / 1e3
+        clock = "one kernel's monotonic clock (exact)" if m["clock"] == "monotonic" else f"realtime clocks, offset {m['clock_offset_ns'] / 1e3:.1f} ± {unc:.1f} µs"
+        console.print(Text(f"clock: {clock}; {m['receiver_malformed']} malformed datagrams at the receiver"
+                           + ("; interrupted" if m["interrupted"] else "")))
+    console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces, records/"
+                       + (", report.html" if report else "") + ")"))
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ DataFrames (also Parquet files). Layout of a results directory:
     traces/index.json     file stem -> trace name (load reads exactly these)
     report.html, figures/ the report (lasthop report DIR regenerates them)
     <node>[-<peer>].pcap  captures requested with pcap=[...]
+    records/              a measured run's (lasthop gen) raw per-packet records of both ends
 
 Column names, in every table lasthop writes (flows, intervals, traces, a sweep's dataset): what
 is measured, then its qualifiers (statistic, direction, cause), then the unit last —
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -249,6 +251,8 @@ class Results:
         self.directory = directory
         # pcap captures requested with run(..., pcap=[...]): file name -> bytes
         self.pcaps: dict[str, bytes] = {}
+        # files copied in as they are (a measured run's records): relative name -> source path
+        self.files: dict[str, Path] = {}
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -311,6 +315,10 @@ class Results:
         (d / "traces" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         for name, data in self.pcaps.items():
             (d / safe_name(name)).write_bytes(data)
+        for rel, src in self.files.items():
+            dest = d.joinpath(*(safe_name(part) for part in rel.split("/")))
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
 
     @classmethod
     def load(cls, directory: str | Path) -> "Results":

@@ -3,7 +3,7 @@
 //! receiver's record file) announced by the line before it.
 //!
 //! A session, sender → receiver and back:
-//! 1. `hello` {version, session, token} → `welcome` {version, boot_id, udp_port, tcp_port}, or
+//! 1. `hello` {version, session, token, data_port} → `welcome` {version, boot_id, udp_port, tcp_port}, or
 //!    `error` and the connection closes (wrong token, other version).
 //! 2. `clock_probe` {t1} → `clock_reply` {t1, t2, t3}, several times (the offset exchange of
 //!    [`crate::clock`]).
@@ -72,7 +72,14 @@ pub struct FlowCounts {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Msg {
-    Hello { version: u32, session: u32, token: Option<String> },
+    Hello {
+        version: u32,
+        session: u32,
+        token: Option<String>,
+        /// The data port the sender asks for (D-ITG's `-rp`), UDP and TCP; ephemeral when None.
+        #[serde(default)]
+        data_port: Option<u16>,
+    },
     Welcome { version: u32, boot_id: String, udp_port: u16, tcp_port: u16 },
     ClockProbe { t1: u64 },
     ClockReply { t1: u64, t2: u64, t3: u64 },
@@ -157,7 +164,7 @@ mod tests {
     #[test]
     fn messages_round_trip_as_one_json_line_each() {
         let msgs = vec![
-            Msg::Hello { version: 1, session: 7, token: Some("s3cret".into()) },
+            Msg::Hello { version: 1, session: 7, token: Some("s3cret".into()), data_port: None },
             Msg::Setup {
                 clock: Clock::Monotonic,
                 meter: Meter::Rtt,
@@ -173,7 +180,7 @@ mod tests {
         }
         let text = String::from_utf8(buf.clone()).unwrap();
         assert_eq!(text.lines().count(), 4);
-        assert!(text.starts_with(r#"{"type":"hello","version":1,"session":7,"token":"s3cret"}"#), "{text}");
+        assert!(text.starts_with(r#"{"type":"hello","version":1,"session":7,"token":"s3cret","data_port":null}"#), "{text}");
         let mut r = LineReader::new(BufReader::new(&buf[..]));
         for m in &msgs {
             assert_eq!(&r.read_msg().unwrap(), m);

@@ -175,22 +175,24 @@ impl<'a> Session<'a> {
         let _ = self.conn.set_nodelay(true);
         let mut r = LineReader::new(BufReader::new(self.conn.try_clone().map_err(|_| SessionEnd::Io)?));
         // 1. hello: version and token first, nothing else is read before them.
-        let session = match self.next(&mut r, stop)? {
-            Some(Msg::Hello { version, session, token }) => {
+        let (session, port) = match self.next(&mut r, stop)? {
+            Some(Msg::Hello { version, session, token, data_port }) => {
                 if version != PROTOCOL_VERSION {
                     return self.refuse(format!("protocol version {version}; this receiver speaks version {PROTOCOL_VERSION}"));
                 }
                 if self.o.token.is_some() && token != self.o.token {
                     return self.refuse("wrong or missing token (give the receiver's --token to the sender)".into());
                 }
-                session
+                (session, data_port.unwrap_or(0))
             }
             Some(other) => return self.refuse(format!("expected hello, got {}", kind(&other))),
             None => return Ok(()),
         };
         let ip = self.conn.local_addr().map(|a| a.ip()).unwrap_or(self.o.listen.ip());
-        let udp = udp_socket(ip).map_err(|_| SessionEnd::Io)?;
-        let tcp = TcpListener::bind((ip, 0)).map_err(|_| SessionEnd::Io)?;
+        let (udp, tcp) = match (udp_socket(ip, port), TcpListener::bind((ip, port))) {
+            (Ok(u), Ok(t)) => (u, t),
+            (Err(e), _) | (_, Err(e)) => return self.refuse(format!("data port {port}: {e}")),
+        };
         let ports = (udp.local_addr().map_or(0, |a| a.port()), tcp.local_addr().map_or(0, |a| a.port()));
         self.reply(&Msg::Welcome { version: PROTOCOL_VERSION, boot_id: boot_id(), udp_port: ports.0, tcp_port: ports.1 })?;
         let mut sockets = Some((udp, tcp));
@@ -316,7 +318,7 @@ fn send_files(w: &mut TcpStream, files: &[PathBuf]) -> io::Result<()> {
     w.flush()
 }
 
-fn udp_socket(ip: IpAddr) -> io::Result<UdpSocket> {
+fn udp_socket(ip: IpAddr, port: u16) -> io::Result<UdpSocket> {
     let s = Socket::new(Domain::for_address(SocketAddr::new(ip, 0)), Type::DGRAM, None)?;
     // SO_RCVBUFFORCE passes rmem_max for a privileged process; otherwise the capped request.
     if s.set_recv_buffer_size(RCVBUF).is_ok() {
@@ -324,7 +326,7 @@ fn udp_socket(ip: IpAddr) -> io::Result<UdpSocket> {
         // SAFETY: an int option on a valid socket.
         unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, (&v as *const libc::c_int).cast(), 4) };
     }
-    s.bind(&SocketAddr::new(ip, 0).into())?;
+    s.bind(&SocketAddr::new(ip, port).into())?;
     s.set_read_timeout(Some(POLL))?;
     Ok(s.into())
 }

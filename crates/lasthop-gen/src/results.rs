@@ -150,13 +150,13 @@ impl PacketCols {
 
 /// Computes the report and tables. `packets`: also the per-packet tables of both ends
 /// ("packets/<flow>" by the sender's records, "packets/<flow>/receiver" in arrival order).
-pub fn compute(plan: &Plan, m: &Measured, ip_overhead: u32, packets: bool) -> Result<GenOutput, String> {
+pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, String> {
     let n = plan.flows.len();
     let rel = |ns: u64| Time(ns.saturating_sub(m.origin_ns));
     let rx_rel = |rx: u64| rel((rx as i128 - m.offset.offset_ns as i128).max(0) as u64);
     let secs = |t: Time| t.0 as f64 / 1e9;
     let wire = |f: usize, b: u32| match plan.flows[f].proto {
-        Proto::Udp => b + ip_overhead,
+        Proto::Udp => b + m.ip_overhead,
         Proto::Tcp => b + 40,
     };
     let mut meters: Vec<FlowMeter> = plan

@@ -53,6 +53,8 @@ pub struct SendOptions {
     pub loss_timeout_ns: u64,
     /// Where both ends' record files go.
     pub work_dir: PathBuf,
+    /// The receiver's data port to use (D-ITG's `-rp`); ephemeral when None.
+    pub data_port: Option<u16>,
 }
 
 /// Live progress for a caller that polls (the CLI's bar).
@@ -112,6 +114,8 @@ pub struct Measured {
     pub sender_files: Vec<PathBuf>,
     pub receiver_file: PathBuf,
     pub loss_timeout_ns: u64,
+    /// IP and UDP header bytes per datagram: 28 over IPv4, 48 over IPv6.
+    pub ip_overhead: u32,
 }
 
 fn err(context: &str) -> impl Fn(io::Error) -> String + '_ {
@@ -135,7 +139,7 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
             Err(e) => Err(e.to_string()),
         }
     };
-    let (peer_boot, udp_port, tcp_port) = match ask(&mut w, &mut r, Msg::Hello { version: PROTOCOL_VERSION, session, token: o.token.clone() })? {
+    let (peer_boot, udp_port, tcp_port) = match ask(&mut w, &mut r, Msg::Hello { version: PROTOCOL_VERSION, session, token: o.token.clone(), data_port: o.data_port })? {
         Msg::Welcome { version, boot_id, udp_port, tcp_port } if version == PROTOCOL_VERSION => (boot_id, udp_port, tcp_port),
         other => return Err(format!("the receiver answered {other:?} to hello")),
     };
@@ -252,6 +256,7 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
         sender_files,
         receiver_file,
         loss_timeout_ns: o.loss_timeout_ns,
+        ip_overhead: if addr.is_ipv4() { 28 } else { 48 },
     })
 }
 

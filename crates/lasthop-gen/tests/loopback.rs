@@ -22,7 +22,7 @@ fn receiver(sessions: u32, token: Option<&str>) -> (String, std::thread::JoinHan
 }
 
 fn opts(to: &str, meter: Meter, tag: &str) -> SendOptions {
-    SendOptions { to: to.into(), token: None, meter, loss_timeout_ns: 300_000_000, work_dir: work_dir(tag) }
+    SendOptions { to: to.into(), token: None, meter, loss_timeout_ns: 300_000_000, work_dir: work_dir(tag), data_port: None }
 }
 
 #[test]
@@ -33,7 +33,7 @@ fn a_cbr_flow_of_200_packets_arrives_whole_with_small_positive_delays() {
     let o = opts(&to, Meter::Rtt, "cbr");
     let m = send(&mut plan, &o, &AtomicBool::new(false), &Progress::default()).unwrap();
     rx.join().unwrap();
-    let out = compute(&plan, &m, 28, true).unwrap();
+    let out = compute(&plan, &m, true).unwrap();
     let f = &out.report.flows[0];
     assert_eq!((f.forward.sent_packets, f.forward.received_packets, f.forward.lost_packets), (200, 200, 0));
     assert_eq!(f.forward.sent_bytes, 200 * (100 + 28), "payload + UDP/IPv4 headers");
@@ -55,7 +55,7 @@ fn a_bulk_tcp_transfer_completes_and_reports_its_response_time() {
     let o = opts(&to, Meter::Owd, "bulk");
     let m = send(&mut plan, &o, &AtomicBool::new(false), &Progress::default()).unwrap();
     rx.join().unwrap();
-    let out = compute(&plan, &m, 28, false).unwrap();
+    let out = compute(&plan, &m, false).unwrap();
     let f = &out.report.flows[0];
     // 4 MiB in 16 KiB messages: 256 of them, all delivered.
     assert_eq!((f.forward.sent_packets, f.forward.received_packets), (256, 256));
@@ -99,7 +99,7 @@ fn garbage_truncated_and_replayed_datagrams_and_bad_control_lines_do_not_stop_th
     // 5 good ones and one of them replayed twice.
     let mut c = TcpStream::connect(&to).unwrap();
     let mut r = LineReader::new(BufReader::new(c.try_clone().unwrap()));
-    write_msg(&mut c, &Msg::Hello { version: 1, session: 77, token: None }).unwrap();
+    write_msg(&mut c, &Msg::Hello { version: 1, session: 77, token: None, data_port: None }).unwrap();
     let Msg::Welcome { udp_port, .. } = r.read_msg().unwrap() else { panic!("welcome expected") };
     let flows = vec![FlowSetup { id: 0, name: "f".into(), proto: Proto::Udp, paced_reads: None }];
     write_msg(&mut c, &Msg::Setup { clock: Clock::Monotonic, meter: Meter::Owd, flows, loss_timeout_ns: 200_000_000 }).unwrap();

@@ -1,5 +1,6 @@
 //! Thin PyO3 bindings: convert arguments, release the GIL while simulating, map errors in one
-//! place. Everything of substance lives in `lasthop-sim`; the Python face is `python/lasthop`.
+//! place. Everything of substance lives in `lasthop-sim` (and `lasthop-gen`, bound in [`gen`]);
+//! the Python face is `python/lasthop`.
 
 use lasthop_core::units::{self, did_you_mean, QueueLimit, UnitError};
 use lasthop_sim::{Column, Scenario, Simulation, Table};
@@ -10,6 +11,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 
 mod ditg;
 mod emu;
+mod gen;
 
 create_exception!(lasthop._core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, the field and what is valid.");
 create_exception!(lasthop._core, SimulationError, PyRuntimeError, "A run the engine's watchdog stopped: simulated time no longer advanced; the message names the entity.");
@@ -155,8 +157,7 @@ impl PySimulation {
         self.sim.events_processed()
     }
 
-    /// (summary JSON, [(table name, [(column, kind, data, validity)])]). Numeric data is
-    /// little-endian bytes ("f64"/"u64"); validity is bytes of 0/1 for nullable columns.
+    /// (summary JSON, [(table name, [(column, kind, data, validity)])]) — see [`tables_to_py`].
     fn output<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>)> {
         let out = self.sim.output();
         Ok((out.report.to_json(), tables_to_py(py, &out.tables)?))
@@ -207,5 +208,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     ditg::register(m)?;
     emu::register(m)?;
+    gen::register(m)?;
     Ok(())
 }

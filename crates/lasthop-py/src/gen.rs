@@ -1,0 +1,184 @@
+//! Bindings of the measure world (`lasthop-gen`): the sender runs in a Rust thread that Python
+//! polls for progress ([`PyGenSend`]), the receiver blocks with the GIL released until
+//! SIGINT/SIGTERM (a signal-hook flag: Python's own handlers cannot run while Rust holds the
+//! thread). Errors are one line: [`GenError`] for bad flows or options, the same message for a
+//! run that failed.
+
+use lasthop_core::Duration;
+use lasthop_gen::control::Meter;
+use lasthop_gen::plan::{ditg_flow_toml, plan_from_toml, DitgFlags, Plan};
+use lasthop_gen::recv::{bind, serve, RecvOptions};
+use lasthop_gen::results::compute;
+use lasthop_gen::send::{record_files, send, Progress, SendOptions};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+create_exception!(lasthop._core, GenError, PyValueError, "A measurement that cannot run or failed: the message names the flag, file or peer and what is valid.");
+
+/// What the sending thread hands back: summary JSON, tables, the measure block's JSON and the
+/// record files (to move into the results directory).
+type SendDone = (String, Vec<lasthop_core::report::Table>, String, Vec<String>);
+
+/// A measurement in progress.
+#[pyclass(name = "GenSend", module = "lasthop._core")]
+struct PyGenSend {
+    progress: Arc<Progress>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Result<SendDone, String>>>,
+    duration_s: f64,
+    planned_packets: Option<u64>,
+}
+
+fn meter(name: &str) -> PyResult<Meter> {
+    match name {
+        "owd" => Ok(Meter::Owd),
+        "rtt" => Ok(Meter::Rtt),
+        other => Err(GenError::new_err(format!("--meter {other:?}: owd (one-way delay) or rtt (round trip by echo)"))),
+    }
+}
+
+#[pymethods]
+impl PyGenSend {
+    /// Loads the flows (a flows file's text, or a whole scenario) and starts sending to `to`.
+    #[new]
+    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        text: &str,
+        file: &str,
+        to: String,
+        work_dir: PathBuf,
+        meter_name: &str,
+        token: Option<String>,
+        duration_s: Option<f64>,
+        seed: Option<u64>,
+        loss_timeout_s: f64,
+        packets: bool,
+        data_port: Option<u16>,
+    ) -> PyResult<Self> {
+        let duration = match duration_s {
+            Some(d) if !(d.is_finite() && d > 0.0) => return Err(GenError::new_err(format!("--duration {d}: a positive number of seconds"))),
+            Some(d) => Some(Duration((d * 1e9).round() as u64)),
+            None => None,
+        };
+        if !(loss_timeout_s.is_finite() && (0.0..=60.0).contains(&loss_timeout_s)) {
+            return Err(GenError::new_err(format!("--loss-timeout {loss_timeout_s}: 0 to 60 seconds")));
+        }
+        let m = meter(meter_name)?;
+        let mut plan: Plan = plan_from_toml(text, file, duration, seed).map_err(GenError::new_err)?;
+        let duration_s = plan.duration_ns as f64 / 1e9;
+        let planned_packets = planned(&plan);
+        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port };
+        let progress = Arc::new(Progress::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, s) = (progress.clone(), stop.clone());
+        let handle = std::thread::spawn(move || -> Result<SendDone, String> {
+            let measured = send(&mut plan, &o, &s, &p)?;
+            let out = compute(&plan, &measured, packets)?;
+            let measure = serde_json::to_string(&out.measure).expect("the measure block serializes");
+            let files = record_files(&measured).iter().map(|f| f.display().to_string()).collect();
+            Ok((out.report.to_json(), out.tables, measure, files))
+        });
+        Ok(PyGenSend { progress, stop, handle: Some(handle), duration_s, planned_packets })
+    }
+
+    /// (seconds since the run's origin, the run's duration, packets sent, packets planned or None).
+    fn progress(&self) -> (f64, f64, u64, Option<u64>) {
+        let origin = self.progress.origin_ns.load(Ordering::Relaxed);
+        let elapsed = if origin == 0 { 0.0 } else { lasthop_gen::clock::mono_ns().saturating_sub(origin) as f64 / 1e9 };
+        (elapsed, self.duration_s, self.progress.sent.load(Ordering::Relaxed), self.planned_packets)
+    }
+
+    /// True once the run (and the receiver's answer) is over.
+    fn finished(&self) -> bool {
+        self.handle.as_ref().is_none_or(|h| h.is_finished())
+    }
+
+    /// Asks the senders to stop now (Ctrl-C); the run ends with what was sent.
+    fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Waits for the end: (summary JSON, tables, measure JSON, record files).
+    fn wait<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>, String, Vec<String>)> {
+        let h = self.handle.take().ok_or_else(|| GenError::new_err("this measurement was already collected"))?;
+        let r = py.allow_threads(|| h.join());
+        let (summary, tables, measure, files) = r.map_err(|_| GenError::new_err("the measurement thread failed (a bug: please report it)"))?.map_err(GenError::new_err)?;
+        Ok((summary, crate::tables_to_py(py, &tables)?, measure, files))
+    }
+}
+
+/// Packets the schedules ask for (UDP and paced TCP flows); None with a bulk transfer.
+fn planned(plan: &Plan) -> Option<u64> {
+    let mut n = 0u64;
+    for f in &plan.flows {
+        let s = f.messages.clone()?;
+        let until = f.stop_ns.saturating_sub(f.start_ns);
+        let max = s.max_packet().max(1);
+        // Bounded: a plan of more than 100 M packets shows no total.
+        for d in s.take_while(|d| d.at.0 < until) {
+            n += d.bytes.div_ceil(max).max(1) as u64;
+            if n > 100_000_000 {
+                return None;
+            }
+        }
+    }
+    Some(n)
+}
+
+/// The flows file D-ITG-like flags describe (`-T`, `-C`, `-c`, `-t`).
+#[pyfunction]
+#[pyo3(signature = (protocol="UDP", rate_pps=1000.0, size=512, duration_ms=10_000))]
+fn gen_ditg_flows(protocol: &str, rate_pps: f64, size: u64, duration_ms: u64) -> PyResult<String> {
+    ditg_flow_toml(&DitgFlags { protocol: protocol.into(), rate_pps, size, duration_ms }).map_err(GenError::new_err)
+}
+
+/// Runs a receiver on `listen` until SIGINT/SIGTERM (or `sessions` sessions); returns its
+/// summary as JSON. `on_ready(port)` is called once it listens (port 0 picks one).
+#[pyfunction]
+#[pyo3(signature = (listen, token=None, out=None, sessions=None, kernel_timestamps=false, on_ready=None))]
+fn gen_recv(
+    py: Python<'_>,
+    listen: &str,
+    token: Option<String>,
+    out: Option<PathBuf>,
+    sessions: Option<u32>,
+    kernel_timestamps: bool,
+    on_ready: Option<PyObject>,
+) -> PyResult<String> {
+    let addr = listen
+        .parse()
+        .or_else(|_| format!("{listen}:{}", lasthop_gen::control::DEFAULT_PORT).parse())
+        .map_err(|_| GenError::new_err(format!("--listen {listen:?}: an address and port, e.g. 127.0.0.1:9000 or [::1]:9000")))?;
+    let o = RecvOptions { listen: addr, token, out, sessions, kernel_timestamps };
+    let listener = bind(&o).map_err(GenError::new_err)?;
+    if let Some(cb) = on_ready {
+        cb.call1(py, (listener.local_addr().map_or(0, |a| a.port()),))?;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let ids = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+        .into_iter()
+        .map(|sig| signal_hook::flag::register(sig, stop.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| GenError::new_err(format!("cannot watch for signals: {e}")))?;
+    let r = py.allow_threads(|| serve(listener, &o, &stop));
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
+    let summary = r.map_err(GenError::new_err)?;
+    Ok(serde_json::to_string(&summary).expect("the receiver summary serializes"))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("GenError", m.py().get_type::<GenError>())?;
+    m.add_class::<PyGenSend>()?;
+    m.add_function(wrap_pyfunction!(gen_ditg_flows, m)?)?;
+    m.add_function(wrap_pyfunction!(gen_recv, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,123 @@
+"""The measure world: send a scenario's flows over real sockets and measure them, D-ITG style.
+
+:func:`recv` runs a receiver (loopback by default; a token is required beyond it) until SIGINT or
+SIGTERM; :func:`send` sends the flows of a flows file (the scenario's ``[[flows]]`` vocabulary,
+or a whole scenario) or of D-ITG-like flags to it and returns :class:`lasthop.results.Results`
+in the layout of ``lasthop run``: the same ``summary.json`` flow keys (computed by the core's
+meters), ``flows.parquet``, ``intervals.parquet``, per-packet tables of both ends
+(``packets/<flow>``, ``packets/<flow>/receiver``), ``report.html``, plus ``records/`` (both
+ends' raw 32-byte records) and a ``measure`` block in ``summary.json`` (clock and offset,
+shortfall, send lateness, time blocked in ``send()``, duplicates, reordering, round trips).
+
+The Rust engine (crates/lasthop-gen) does all I/O with the GIL released; this module only
+converts arguments, shows progress and writes the results directory.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from lasthop import _core
+from lasthop.files import check_output
+from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
+
+GenError = _core.GenError
+
+# progress(elapsed_s, duration_s, packets_sent, packets_planned_or_None)
+GenProgressFn = Callable[[float, float, int, "int | None"], None]
+
+
+def ditg_flows(protocol: str = "UDP", rate: float = 1000.0, size: int = 512, duration_ms: int = 10_000) -> str:
+    """The flows file that D-ITG's ``-T protocol -C rate -c size -t duration_ms`` describe: one CBR
+    flow named ``flow1`` (D-ITG's defaults: UDP, 1000 pkt/s, 512 B, 10 s)."""
+    return _core.gen_ditg_flows(protocol, float(rate), int(size), int(duration_ms))
+
+
+def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str | Path | None = None,
+         sessions: int | None = None, kernel_timestamps: bool = False,
+         on_ready: Callable[[int], None] | None = None) -> dict:
+    """Serves senders on `listen` until SIGINT/SIGTERM (or `sessions` sessions). With `out`, each
+    session's records and counts stay in ``out/<session>/``. Returns the receiver's summary."""
+    return json.loads(_core.gen_recv(listen, token, None if out is None else str(out), sessions, kernel_timestamps, on_ready))
+
+
+def send(
+    to: str,
+    flows: str | Path | None = None,
+    *,
+    text: str | None = None,
+    out: str | Path | None = None,
+    meter: str = "owd",
+    token: str | None = None,
+    duration: float | None = None,
+    seed: int | None = None,
+    loss_timeout: float = 1.0,
+    packets: bool = True,
+    data_port: int | None = None,
+    progress: GenProgressFn | None = None,
+    force: bool = False,
+    report: bool = False,
+    writing: Callable[[], None] | None = None,
+    report_progress: Callable[[int, int, str], None] | None = None,
+) -> Results:
+    """Sends the flows of file `flows` (or of the flows-file `text`, e.g. from :func:`ditg_flows`)
+    to the receiver at `to` (``HOST[:PORT]``, port 9000 by default) and returns the results,
+    written to `out` when given (with `report`, report.html too; `writing()` is called first and
+    `report_progress(done, total, what)` as figures are drawn). `duration` (s) and `seed`
+    override the file's ``[simulation]``.
+    Ctrl-C stops the senders early; the results then hold what was sent. Errors: GenError
+    (bad flows or options, an unreachable or refusing receiver), OutputError."""
+    if (flows is None) == (text is None):
+        raise GenError("give a flows file (--flows FILE) or D-ITG-like flags, not both and not neither")
+    if flows is not None:
+        path = Path(flows)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise GenError(f"{path}: cannot read the flows file: {e}") from None
+        file = str(path)
+    else:
+        file = "command-line flags"
+    if out is not None:
+        check_output(out, "run", force)
+    work = Path(tempfile.mkdtemp(prefix="lasthop-gen-"))
+    try:
+        t0 = time.perf_counter()
+        g = _core.GenSend(text, file, to, str(work), meter, token, duration, seed, loss_timeout, packets, data_port)
+        while not g.finished():
+            try:
+                time.sleep(0.1)
+                if progress is not None:
+                    progress(*g.progress())
+            except KeyboardInterrupt:
+                g.stop()
+        summary_json, raw_tables, measure_json, files = g.wait()
+        wall = time.perf_counter() - t0
+        core = json.loads(summary_json)
+        name = core["scenario"].get("simulation", {}).get("name") or (Path(file).stem if flows is not None else "ditg-flags")
+        summary = {
+            "lasthop_version": _core.__version__,
+            "world": "measure",
+            "scenario_name": name,
+            "scenario_file": file,
+            "overrides": {},
+            "seed": core.pop("seed"),
+            WALL_CLOCK_KEY: {"wall_time_s": wall},
+            **core,
+            "measure": json.loads(measure_json),
+        }
+        res = Results(summary, tables_from_core(raw_tables))
+        res.files = {f"records/{Path(f).name}": Path(f) for f in files}
+        if out is not None:
+            if writing is not None:
+                writing()
+            res.write(out, force=force, report=report, progress=report_progress)
+        res.files = {}  # the work directory goes; the copies in `out` stay
+        return res
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

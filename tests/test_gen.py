@@ -1,0 +1,195 @@
+"""lasthop gen end to end on loopback: a receiver process, the sender in this process (the API)
+or as the CLI. Expected values are hand counts of the flows given (a CBR flow of interval T over
+D seconds sends D/T packets) and the simulator's own summary keys."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lasthop import gen
+
+LASTHOP = [sys.executable, "-m", "lasthop"]
+CBR = '[[flows]]\nname = "voice"\napp = { type = "cbr", size = "160B", interval = "10ms" }\n'
+BULK = '[[flows]]\nname = "bulk"\napp = { type = "bulk", bytes = "2MiB" }\n'
+
+
+class Receiver:
+    """`lasthop gen recv` on an ephemeral loopback port, as a process of its own."""
+
+    def __init__(self, *args: str) -> None:
+        self.p = subprocess.Popen([*LASTHOP, "gen", "recv", "--listen", "127.0.0.1:0", *args],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.p.stderr.readline()
+        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        assert m, f"no listening line: {line!r}"
+        self.to = f"127.0.0.1:{m.group(1)}"
+
+    def stop(self) -> str:
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        out, _ = self.p.communicate(timeout=20)
+        return out
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver()
+    yield r
+    r.stop()
+
+
+def flow_keys(flow: dict, prefix: str = "") -> set[str]:
+    keys = set()
+    for k, v in flow.items():
+        keys.add(prefix + k)
+        if isinstance(v, dict):
+            keys |= flow_keys(v, prefix + k + ".")
+    return keys
+
+
+SIM = """
+[simulation]
+duration = "1s"
+[[nodes]]
+name = "sender"
+[[nodes]]
+name = "receiver"
+[[links]]
+a = "sender"
+b = "receiver"
+rate = "100Mbps"
+delay = "1ms"
+[[flows]]
+name = "voice"
+src = "sender"
+dst = "receiver"
+app = { type = "cbr", size = "160B", interval = "10ms" }
+[[flows]]
+name = "bulk"
+src = "sender"
+dst = "receiver"
+app = { type = "bulk", bytes = "2MiB" }
+"""
+
+
+def test_a_cbr_flow_arrives_whole_with_small_positive_delays_and_the_simulators_keys(receiver, tmp_path):
+    # 10 ms interval over 2 s: packets at 0, 10, ..., 1990 ms = 200 (hand count).
+    flows = tmp_path / "flows.toml"
+    flows.write_text(CBR)
+    res = gen.send(receiver.to, flows, duration=2.0, out=tmp_path / "out", loss_timeout=0.5)
+    f = res.flow("voice")
+    assert (f["sent_packets"], f["received_packets"], f["lost_packets"]) == (200, 200, 0)
+    assert f["lost_by_cause"]["unattributed"] == 0 and f["loss_ratio"] == 0.0
+    assert 0 < f["delay_ms"]["min"] <= f["delay_ms"]["p50"] <= f["delay_ms"]["max"] < 50
+    m = res.summary["measure"]
+    assert m["clock"] == "monotonic" and m["clock_offset_ns"] == 0, "one kernel: its monotonic clock, exact"
+    assert m["flows"][0]["requested_packets"] == 200 and m["flows"][0]["shortfall"] == 0.0
+    # The same keys as the simulator's report of the same flow.
+    sim = _simulated(tmp_path)
+    assert flow_keys(f) == flow_keys(sim.flow("voice"))
+    assert set(res.summary) >= set(sim.summary) - {"wall_clock"}
+    # The results directory: lasthop run's layout, both ends' packets and records.
+    d = tmp_path / "out"
+    for name in ["summary.json", "flows.parquet", "intervals.parquet", "records/receiver.lhr", "records/sender-udp.lhr"]:
+        assert (d / name).is_file(), name
+    assert (d / "records" / "receiver.lhr").stat().st_size == 200 * 32, "one 32-byte record per packet received"
+    index = json.loads((d / "traces" / "index.json").read_text())
+    assert {"packets/voice", "packets/voice/receiver", "delay_cdf"} <= set(index.values())
+    assert len(res.trace("packets/voice")) == 200
+    assert res.trace("packets/voice")["outcome"].eq("received").all()
+
+
+def _simulated(tmp_path):
+    import lasthop
+
+    p = tmp_path / "sim.toml"
+    p.write_text(SIM)
+    return lasthop.run(p)
+
+
+def test_a_tcp_bulk_transfer_completes_with_the_simulators_tcp_keys(receiver, tmp_path):
+    flows = tmp_path / "bulk.toml"
+    flows.write_text(BULK)
+    res = gen.send(receiver.to, flows, duration=10.0)
+    f = res.flow("bulk")
+    # 2 MiB in 16 KiB messages = 128 messages, every byte delivered.
+    assert (f["sent_packets"], f["received_packets"], f["delivered_bytes"]) == (128, 128, 2 << 20)
+    assert 0 < f["response_time_s"] < 10
+    assert f["tcp"]["bytes_read"] == 2 << 20
+    assert res.summary["measure"]["flows"][0]["send_blocked_s"] >= 0
+    assert flow_keys(f) == flow_keys(_simulated(tmp_path).flow("bulk"))
+
+
+def test_sigterm_on_the_receiver_keeps_every_logged_packet(tmp_path):
+    # A 5 s flow at 100 pkt/s; SIGTERM after about 1 s: the receiver stops, flushes, and both the
+    # sender's results and the receiver's own directory hold exactly what it logged.
+    r = Receiver("--out", str(tmp_path / "recv"))
+    flows = tmp_path / "flows.toml"
+    flows.write_text(CBR)
+    out = {}
+
+    def sender() -> None:
+        out["res"] = gen.send(r.to, flows, duration=5.0)
+
+    t = threading.Thread(target=sender)
+    t.start()
+    time.sleep(1.2)
+    r.p.send_signal(signal.SIGTERM)
+    t.join(timeout=30)
+    assert "stopped by a signal" in r.stop()
+    res = out["res"]
+    f = res.flow("voice")
+    assert res.summary["measure"]["interrupted"] is True
+    (session,) = (tmp_path / "recv").iterdir()
+    counts = json.loads((session / "counts.json").read_text())
+    logged = (session / "recv-udp.lhr").stat().st_size // 32
+    assert counts["interrupted"] is True
+    assert counts["flows"][0]["received"] == logged == f["received_packets"]
+    assert 50 < logged < 500, logged
+    # What was neither received nor waited for is in flight, not lost.
+    assert f["lost_packets"] == 0
+    assert f["lost_by_cause"]["in_flight_at_end"] == f["sent_packets"] - f["received_packets"]
+
+
+def test_the_cli_sends_ditg_flags_and_prints_one_line_errors(receiver, tmp_path):
+    out = tmp_path / "r"
+    p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, "-T", "UDP", "-C", "500", "-c", "64", "-t", "1000",
+                        "--out", str(out), "--no-report", "--json"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["world"] == "measure"
+    assert (s["flows"][0]["sent_packets"], s["flows"][0]["received_packets"]) == (500, 500), "500 pkt/s for 1 s"
+    assert s["flows"][0]["sent_bytes"] == 500 * (64 + 28), "64-byte payloads and the UDP/IPv4 headers"
+    for args, wanted in [
+        (["-T", "SCTP"], "UDP or TCP"),
+        (["-C", "0"], "-C"),
+        (["--flows", str(tmp_path / "missing.toml")], "cannot read the flows file"),
+        (["-m", "both"], "owd"),
+    ]:
+        p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, *args, "--out", str(tmp_path / "x")],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and wanted in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+    p = subprocess.run([*LASTHOP, "gen", "send", "--to", "127.0.0.1:1", "-t", "100"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "cannot reach a receiver" in p.stderr
+
+
+def test_a_receiver_beyond_loopback_needs_a_token():
+    p = subprocess.run([*LASTHOP, "gen", "recv", "--listen", "0.0.0.0:0"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "--token" in p.stderr
+
+
+def test_a_flows_file_error_names_the_file_line_and_field(receiver, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[flows]]\nname = "v"\napp = { type = "cbr", size = "160B", interval = "fast" }\n')
+    with pytest.raises(gen.GenError, match=r"bad\.toml: line 3: flows\.v\.app: invalid duration \"fast\""):
+        gen.send(receiver.to, bad)
