@@ -667,6 +667,7 @@ def gen_send(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the flows' random streams (overrides the file's)."),
     loss_timeout: float = typer.Option(1.0, "--loss-timeout", help="A packet not received this long after the end is lost, s."),
     packets: bool = typer.Option(True, "--packets/--no-packets", help="Write per-packet tables of both ends."),
+    realtime: bool = typer.Option(False, "--realtime", help="Pace at SCHED_FIFO priority where permitted (steadier on a busy machine)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
@@ -699,7 +700,7 @@ def gen_send(
         check_output(directory, "run", force)
         try:
             res = gen.send(target, flows, text=text, out=directory, meter=meter, token=token, duration=duration, seed=seed,
-                           loss_timeout=loss_timeout, packets=packets, data_port=data_port, progress=show, force=force,
+                           loss_timeout=loss_timeout, packets=packets, data_port=data_port, realtime=realtime, progress=show, force=force,
                            report=report, writing=progress.writing, report_progress=progress.report)
         finally:
             progress.close()

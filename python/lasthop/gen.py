@@ -59,6 +59,7 @@ def send(
     loss_timeout: float = 1.0,
     packets: bool = True,
     data_port: int | None = None,
+    realtime: bool = False,
     progress: GenProgressFn | None = None,
     force: bool = False,
     report: bool = False,
@@ -70,7 +71,8 @@ def send(
     written to `out` when given (with `report`, report.html too; `writing()` is called first and
     `report_progress(done, total, what)` as figures are drawn). `duration` (s) and `seed`
     override the file's ``[simulation]``.
-    Ctrl-C stops the senders early; the results then hold what was sent. Errors: GenError
+    `realtime` runs the senders at SCHED_FIFO priority where permitted (steadier pacing on a busy
+    machine). Ctrl-C stops the senders early; the results then hold what was sent. Errors: GenError
     (bad flows or options, an unreachable or refusing receiver), OutputError."""
     if (flows is None) == (text is None):
         raise GenError("give a flows file (--flows FILE) or D-ITG-like flags, not both and not neither")
@@ -88,7 +90,7 @@ def send(
     work = Path(tempfile.mkdtemp(prefix="lasthop-gen-"))
     try:
         t0 = time.perf_counter()
-        g = _core.GenSend(text, file, to, str(work), meter, token, duration, seed, loss_timeout, packets, data_port)
+        g = _core.GenSend(text, file, to, str(work), meter, token, duration, seed, loss_timeout, packets, data_port, realtime)
         while not g.finished():
             try:
                 time.sleep(0.1)

@@ -53,6 +53,16 @@ pub fn tighten_timer_slack() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
+/// Asks for `SCHED_FIFO` (priority 10) for this thread, so that on a busy machine the pacer's
+/// wake-ups are not queued behind other processes; false when not permitted. The thread sleeps
+/// between departures and spins at most [`SPIN_NS`], and the kernel's real-time throttling
+/// (`sched_rt_runtime_us`) bounds it anyway.
+pub fn realtime_priority() -> bool {
+    let p = libc::sched_param { sched_priority: 10 };
+    // SAFETY: a valid sched_param for the calling thread (pid 0).
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
+
 /// Blocks until `CLOCK_MONOTONIC` reaches `deadline`; returns the time it read on leaving (at
 /// or after the deadline).
 pub fn wait_until(deadline: u64, spin: u64) -> u64 {

@@ -89,6 +89,9 @@ pub struct MeasureFlow {
     pub send_late_max_us: f64,
     /// Time spent blocked in `send()`/`write()` (TCP: the socket buffer was full), s.
     pub send_blocked_s: f64,
+    /// From the first packet sent to the last, s: `sent_packets` over it is the rate achieved
+    /// (a flow asking for more than the host can send is late, and repays it by sending longer).
+    pub send_span_s: Option<f64>,
     /// Copies of an already received sequence number, packets.
     pub duplicates: u64,
     /// Packets that arrived after one with a higher sequence number, packets.
@@ -183,9 +186,12 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
     let open = |p: &Path| read_records(p).map_err(|e| format!("{}: {e}", p.display()));
     // Sends first (in the order each thread logged them).
     let mut end = Time(plan.duration_ns);
+    let mut span = vec![None::<(u64, u64)>; n];
     for f in &m.sender_files {
         for r in open(f)?.filter(|r| r.kind == RecordKind::Sent && (r.flow as usize) < n) {
             meters[r.flow as usize].on_sent(rel(r.tx_ns), wire(r.flow as usize, r.bytes));
+            let sp = &mut span[r.flow as usize];
+            *sp = Some(sp.map_or((r.tx_ns, r.tx_ns), |(a, b)| (a.min(r.tx_ns), b.max(r.tx_ns))));
         }
     }
     for r in open(&m.receiver_file)? {
@@ -303,7 +309,10 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
             reverse: ReverseSummary::from(&no_reverse),
             connection,
         });
-        measure_flows.push(measure_flow(&f.name, s, dup[i], reordered[i], rtt[i].as_ref().map(|(mt, _)| (mt, meters[i].received_packets())), active));
+        let rtt_i = rtt[i].as_ref().map(|(mt, _)| (mt, meters[i].received_packets()));
+        let mut mf = measure_flow(&f.name, s, dup[i], reordered[i], rtt_i, active);
+        mf.send_span_s = span[i].map(|(a, b)| (b - a) as f64 / 1e9);
+        measure_flows.push(mf);
     }
     let mut tables = vec![intervals.into_table(), delay_cdf_table(plan.flows.iter().zip(&meters).map(|(f, mt)| (f.name.as_str(), mt)))];
     if packets {
@@ -356,6 +365,7 @@ fn measure_flow(name: &str, s: &FlowSent, duplicates: u64, reordered: u64, rtt: 
         send_late_mean_us: (s.requested > 0).then(|| s.late_sum_ns as f64 / s.requested as f64 / 1e3),
         send_late_max_us: s.late_max_ns as f64 / 1e3,
         send_blocked_s: s.blocked_ns as f64 / 1e9,
+        send_span_s: None,
         duplicates,
         reordered,
         rtt_ms: rtt.map(|(mt, _)| mt.summary(active).delay_ms),

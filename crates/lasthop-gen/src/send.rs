@@ -23,7 +23,7 @@ use crate::clock::{boot_id, mono_ns, offset_from_probes, Clock, Offset, Probe};
 use crate::control::{write_msg, LineReader, FlowCounts, Meter, Msg, Proto, PROTOCOL_VERSION};
 use crate::header::{wire_payload, Header, Kind, HEADER_LEN};
 use crate::mmsg::{RecvBatch, SendBatch};
-use crate::pacer::{deadline, tighten_timer_slack, wait_until, SPIN_NS};
+use crate::pacer::{deadline, realtime_priority, tighten_timer_slack, wait_until, SPIN_NS};
 use crate::plan::{FlowPlan, Plan};
 use crate::records::{Record, RecordKind, RecordWriter};
 use lasthop_core::traffic::{fragments, Schedule};
@@ -55,6 +55,8 @@ pub struct SendOptions {
     pub work_dir: PathBuf,
     /// The receiver's data port to use (D-ITG's `-rp`); ephemeral when None.
     pub data_port: Option<u16>,
+    /// Run the sending threads at real-time priority (`SCHED_FIFO`) where permitted.
+    pub realtime: bool,
 }
 
 /// Live progress for a caller that polls (the CLI's bar).
@@ -173,7 +175,7 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
     };
     progress.origin_ns.store(origin_mono, Ordering::Relaxed);
     let progress_sent = Arc::new(AtomicU64::new(0));
-    let ctx = SendCtx { session, clock, origin_mono, stop_all: Arc::new(AtomicBool::new(false)), sent: progress_sent.clone() };
+    let ctx = SendCtx { session, clock, origin_mono, stop_all: Arc::new(AtomicBool::new(false)), sent: progress_sent.clone(), realtime: o.realtime };
     let mut sender_files = Vec::new();
     let mut handles: Vec<(Vec<u32>, std::thread::JoinHandle<Vec<FlowSent>>)> = Vec::new();
     let udp_ids: Vec<u32> = plan.flows.iter().filter(|f| f.proto == Proto::Udp).map(|f| f.id).collect();
@@ -293,9 +295,18 @@ struct SendCtx {
     origin_mono: u64,
     stop_all: Arc<AtomicBool>,
     sent: Arc<AtomicU64>,
+    realtime: bool,
 }
 
 impl SendCtx {
+    /// Prepares a sending thread: 1 ns timer slack, and real-time priority if asked for.
+    fn pace_thread(&self) {
+        tighten_timer_slack();
+        if self.realtime {
+            realtime_priority();
+        }
+    }
+
     fn stopped(&self) -> bool {
         self.stop_all.load(Ordering::Relaxed)
     }
@@ -348,7 +359,7 @@ impl UdpFlow {
 }
 
 fn udp_loop(sock: UdpSocket, mut flows: Vec<UdpFlow>, mut w: RecordWriter, ctx: SendCtx) -> Vec<FlowSent> {
-    tighten_timer_slack();
+    ctx.pace_thread();
     let largest = flows.iter().map(|f| wire_payload(f.max_packet) as usize).max().unwrap_or(HEADER_LEN);
     let mut batch = SendBatch::new(largest);
     let mut pending: Vec<Record> = Vec::with_capacity(crate::mmsg::BATCH);
@@ -456,7 +467,7 @@ impl TcpJob {
 }
 
 fn tcp_flow(to: SocketAddr, mut job: TcpJob, mut w: RecordWriter, ctx: SendCtx) -> FlowSent {
-    tighten_timer_slack();
+    ctx.pace_thread();
     let mut st = FlowSent::default();
     let Ok(mut s) = TcpStream::connect_timeout(&to, Duration::from_secs(5)) else {
         st.send_errors += 1;

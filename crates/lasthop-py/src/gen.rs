@@ -47,7 +47,7 @@ fn meter(name: &str) -> PyResult<Meter> {
 impl PyGenSend {
     /// Loads the flows (a flows file's text, or a whole scenario) and starts sending to `to`.
     #[new]
-    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None))]
+    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None, realtime=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         text: &str,
@@ -61,6 +61,7 @@ impl PyGenSend {
         loss_timeout_s: f64,
         packets: bool,
         data_port: Option<u16>,
+        realtime: bool,
     ) -> PyResult<Self> {
         let duration = match duration_s {
             Some(d) if !(d.is_finite() && d > 0.0) => return Err(GenError::new_err(format!("--duration {d}: a positive number of seconds"))),
@@ -74,7 +75,7 @@ impl PyGenSend {
         let mut plan: Plan = plan_from_toml(text, file, duration, seed).map_err(GenError::new_err)?;
         let duration_s = plan.duration_ns as f64 / 1e9;
         let planned_packets = planned(&plan);
-        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port };
+        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime };
         let progress = Arc::new(Progress::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (p, s) = (progress.clone(), stop.clone());
