@@ -33,8 +33,8 @@ import numpy as np
 from lasthop import gen
 
 
-def receiver() -> tuple[subprocess.Popen, str]:
-    p = subprocess.Popen([sys.executable, "-m", "lasthop", "gen", "recv", "--listen", "127.0.0.1:0"],
+def receiver(realtime: bool = False) -> tuple[subprocess.Popen, str]:
+    p = subprocess.Popen([sys.executable, "-m", "lasthop", "gen", "recv", "--listen", "127.0.0.1:0", *(["--realtime"] if realtime else [])],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     m = re.search(r":(\d+)", p.stderr.readline())
     assert m, "the receiver did not start"
@@ -73,9 +73,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--peak-seconds", type=float, default=3.0)
-    ap.add_argument("--realtime", action="store_true", help="pace at SCHED_FIFO priority (lasthop gen send --realtime)")
+    ap.add_argument("--realtime", action="store_true", help="sender and receiver at SCHED_FIFO priority (gen send/recv --realtime)")
     a = ap.parse_args()
-    p, to = receiver()
+    p, to = receiver(a.realtime)
     try:
         print(f"load average before: {os.getloadavg()}")
         rows = []

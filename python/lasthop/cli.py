@@ -632,6 +632,7 @@ def gen_recv(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep each session's records and counts in OUT/<session>/."),
     once: bool = typer.Option(False, "--once", help="Serve one session, then exit."),
     kernel_timestamps: bool = typer.Option(False, "--kernel-timestamps", help="Use SO_TIMESTAMPNS receive times (across hosts, where the clock is realtime)."),
+    realtime: bool = typer.Option(False, "--realtime", help="Receive UDP at SCHED_FIFO priority where permitted."),
 ) -> None:
     """Receive and log what `lasthop gen send` sends, until Ctrl-C or SIGTERM (D-ITG's ITGRecv)."""
     from lasthop import gen
@@ -641,7 +642,7 @@ def gen_recv(
         err.print(Text(f"listening on {host}:{port} (Ctrl-C to stop)"))
 
     try:
-        summary = gen.recv(listen, token=token, out=out, sessions=1 if once else None, kernel_timestamps=kernel_timestamps, on_ready=ready)
+        summary = gen.recv(listen, token=token, out=out, sessions=1 if once else None, kernel_timestamps=kernel_timestamps, on_ready=ready, realtime=realtime)
     except gen.GenError as e:
         raise _error(e)
     except KeyboardInterrupt:

@@ -40,10 +40,11 @@ def ditg_flows(protocol: str = "UDP", rate: float = 1000.0, size: int = 512, dur
 
 def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str | Path | None = None,
          sessions: int | None = None, kernel_timestamps: bool = False,
-         on_ready: Callable[[int], None] | None = None) -> dict:
+         on_ready: Callable[[int], None] | None = None, realtime: bool = False) -> dict:
     """Serves senders on `listen` until SIGINT/SIGTERM (or `sessions` sessions). With `out`, each
-    session's records and counts stay in ``out/<session>/``. Returns the receiver's summary."""
-    return json.loads(_core.gen_recv(listen, token, None if out is None else str(out), sessions, kernel_timestamps, on_ready))
+    session's records and counts stay in ``out/<session>/``; `realtime` receives UDP at
+    SCHED_FIFO priority where permitted. Returns the receiver's summary."""
+    return json.loads(_core.gen_recv(listen, token, None if out is None else str(out), sessions, kernel_timestamps, on_ready, realtime))
 
 
 def send(

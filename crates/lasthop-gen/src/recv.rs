@@ -54,6 +54,8 @@ pub struct RecvOptions {
     pub sessions: Option<u32>,
     /// Use `SO_TIMESTAMPNS` receive times when the session's clock is realtime.
     pub kernel_timestamps: bool,
+    /// Run the UDP receiving thread at real-time priority (`SCHED_FIFO`) where permitted.
+    pub realtime: bool,
 }
 
 /// What a finished receiver did.
@@ -243,7 +245,13 @@ impl<'a> Session<'a> {
         let w = RecordWriter::create(&dir.join("recv-udp.lhr"))?;
         let c = ctx.clone();
         let kernel_ts = self.o.kernel_timestamps && clock == Clock::Realtime;
-        threads.push(std::thread::spawn(move || udp_loop(udp, w, c, meter == Meter::Rtt, kernel_ts)));
+        let realtime = self.o.realtime;
+        threads.push(std::thread::spawn(move || {
+            if realtime {
+                crate::pacer::realtime_priority();
+            }
+            udp_loop(udp, w, c, meter == Meter::Rtt, kernel_ts)
+        }));
         let c = ctx;
         let d = dir.clone();
         threads.push(std::thread::spawn(move || tcp_accept_loop(tcp, d, c)));

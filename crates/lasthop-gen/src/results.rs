@@ -192,6 +192,8 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
             meters[r.flow as usize].on_sent(rel(r.tx_ns), wire(r.flow as usize, r.bytes));
             let sp = &mut span[r.flow as usize];
             *sp = Some(sp.map_or((r.tx_ns, r.tx_ns), |(a, b)| (a.min(r.tx_ns), b.max(r.tx_ns))));
+            // A late sender sends past the planned end: the time series covers it.
+            end = end.max(rel(r.tx_ns));
         }
     }
     for r in open(&m.receiver_file)? {
@@ -283,7 +285,8 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
         let finite = f.volume_bytes().is_some();
         let all_in = meters[i].received_packets() == s.sent && s.sent > 0;
         let completed = (finite && all_in).then(|| last_rx[i]).flatten();
-        let stop = completed.map_or(f.stop_ns, |t| t.0.min(f.stop_ns).max(t.0));
+        // A finite transfer's active period ends when it completed.
+        let stop = completed.map_or(f.stop_ns, |t| t.0);
         let active = Duration(stop.saturating_sub(f.start_ns));
         let forward = meters[i].summary(active);
         in_flight_total += forward.lost_by_cause.in_flight_at_end;

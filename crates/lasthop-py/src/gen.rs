@@ -143,7 +143,7 @@ fn gen_ditg_flows(protocol: &str, rate_pps: f64, size: u64, duration_ms: u64) ->
 /// Runs a receiver on `listen` until SIGINT/SIGTERM (or `sessions` sessions); returns its
 /// summary as JSON. `on_ready(port)` is called once it listens (port 0 picks one).
 #[pyfunction]
-#[pyo3(signature = (listen, token=None, out=None, sessions=None, kernel_timestamps=false, on_ready=None))]
+#[pyo3(signature = (listen, token=None, out=None, sessions=None, kernel_timestamps=false, on_ready=None, realtime=false))]
 fn gen_recv(
     py: Python<'_>,
     listen: &str,
@@ -152,12 +152,13 @@ fn gen_recv(
     sessions: Option<u32>,
     kernel_timestamps: bool,
     on_ready: Option<PyObject>,
+    realtime: bool,
 ) -> PyResult<String> {
     let addr = listen
         .parse()
         .or_else(|_| format!("{listen}:{}", lasthop_gen::control::DEFAULT_PORT).parse())
         .map_err(|_| GenError::new_err(format!("--listen {listen:?}: an address and port, e.g. 127.0.0.1:9000 or [::1]:9000")))?;
-    let o = RecvOptions { listen: addr, token, out, sessions, kernel_timestamps };
+    let o = RecvOptions { listen: addr, token, out, sessions, kernel_timestamps, realtime };
     let listener = bind(&o).map_err(GenError::new_err)?;
     if let Some(cb) = on_ready {
         cb.call1(py, (listener.local_addr().map_or(0, |a| a.port()),))?;
