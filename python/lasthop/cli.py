@@ -654,7 +654,7 @@ def gen_recv(
 @gen_app.command("send")
 def gen_send(
     to: Optional[str] = typer.Option(None, "--to", help="The receiver, HOST[:PORT] (port 9000 by default)."),
-    flows: Optional[Path] = typer.Option(None, "--flows", "-f", help="Flows file: [[flows]] as in a scenario (or a whole scenario)."),
+    flows: Optional[Path] = typer.Option(None, "--flows", "-f", help="Flows file: a scenario's flows tables (flows as in a scenario; or a whole scenario)."),
     protocol: Optional[str] = typer.Option(None, "-T", help="D-ITG-like flags for one flow: protocol UDP or TCP (default UDP)."),
     rate: Optional[float] = typer.Option(None, "-C", help="Packets per second (default 1000)."),
     size: Optional[int] = typer.Option(None, "-c", help="Payload bytes (default 512; below 40 raised to the 40-byte header)."),

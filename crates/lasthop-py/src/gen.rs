@@ -98,7 +98,7 @@ impl PyGenSend {
 
     /// True once the run (and the receiver's answer) is over.
     fn finished(&self) -> bool {
-        self.handle.as_ref().is_none_or(|h| h.is_finished())
+        !matches!(&self.handle, Some(h) if !h.is_finished())
     }
 
     /// Asks the senders to stop now (Ctrl-C); the run ends with what was sent.
@@ -144,6 +144,7 @@ fn gen_ditg_flows(protocol: &str, rate_pps: f64, size: u64, duration_ms: u64) ->
 /// summary as JSON. `on_ready(port)` is called once it listens (port 0 picks one).
 #[pyfunction]
 #[pyo3(signature = (listen, token=None, out=None, sessions=None, kernel_timestamps=false, on_ready=None, realtime=false))]
+#[allow(clippy::too_many_arguments)]
 fn gen_recv(
     py: Python<'_>,
     listen: &str,
