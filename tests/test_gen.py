@@ -191,5 +191,5 @@ def test_a_receiver_beyond_loopback_needs_a_token():
 def test_a_flows_file_error_names_the_file_line_and_field(receiver, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[[flows]]\nname = "v"\napp = { type = "cbr", size = "160B", interval = "fast" }\n')
-    with pytest.raises(gen.GenError, match=r"bad\.toml: line 3: flows\.v\.app: invalid duration \"fast\""):
+    with pytest.raises(gen.GenError, match=r"bad\.toml: line 3: flows\.v\.app\.interval: invalid duration \"fast\""):
         gen.send(receiver.to, bad)
