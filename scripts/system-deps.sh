@@ -11,13 +11,19 @@ command -v ITGDec >/dev/null 2>&1 || need+=(d-itg)
 # lasthop emu's tests ping across the emulated network; its benchmark loads it with iperf3.
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+# lasthop emu and the generator's netns test bed configure namespaces with ip, tc and sysctl.
+command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || need+=(iproute2)
+command -v sysctl >/dev/null 2>&1 || need+=(procps)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing ${need[*]} with apt-get (for the report, pcap, D-ITG and emulator tests)"
+  echo "installing ${need[*]} with apt-get (for the report, pcap, D-ITG, generator and emulator tests)"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null 2>&1 || true
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 \
-    || echo "could not install ${need[*]}: the tests that need them will be skipped"
+  # One package at a time: a package this distribution lacks must not keep the others out.
+  for pkg in "${need[@]}"; do
+    apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null 2>&1 \
+      || echo "could not install $pkg: the tests that need it will be skipped"
+  done
 else
   echo "not root or no apt-get: ${need[*]} missing, the tests that need them will be skipped"
 fi

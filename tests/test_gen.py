@@ -175,6 +175,11 @@ def test_the_cli_sends_ditg_flags_and_prints_one_line_errors(receiver, tmp_path)
         (["-C", "0"], "-C"),
         (["--flows", str(tmp_path / "missing.toml")], "cannot read the flows file"),
         (["-m", "both"], "owd"),
+        # Out of the integer types the bindings take (u16 port, u64 seed): refused as the flag's.
+        (["-rp", "70000"], "-rp"),
+        (["-c", "-1"], "-c"),
+        (["-t", "-5"], "-t"),
+        (["--seed", "-1"], "--seed"),
     ]:
         p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, *args, "--out", str(tmp_path / "x")],
                            capture_output=True, text=True, timeout=60)

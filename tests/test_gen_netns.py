@@ -76,7 +76,11 @@ def test_loss_is_tbfs_drop_count_and_delay_is_queue_over_rate(testbed, tmp_path)
         assert p.returncode == 0, p.stderr
         dropped = tbf_dropped() - before
     finally:
-        recv.wait(timeout=30)
+        try:
+            recv.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # the sender never reached it: do not leave it running
+            recv.kill()
+            recv.wait()
     s = json.loads((out / "summary.json").read_text())
     f = s["flows"][0]
     print(f"tbf dropped {dropped}, lost {f['lost_packets']}, received {f['received_packets']}, delay {f['delay_ms']}")

@@ -223,20 +223,37 @@ pub fn run(scenario: Scenario) -> Result<EmuOutput, EmuError> {
 
 /// What this emulator cannot run yet, as an error naming the scenario's section.
 fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
-    let mut what: Vec<String> = s.wlans.iter().filter(|w| w.sap_law.is_some()).map(|w| format!("wlans.{}.sap_law (SAP-LAW)", w.name)).collect();
+    let mut processors: Vec<String> = s.wlans.iter().filter(|w| w.sap_law.is_some()).map(|w| format!("wlans.{}.sap_law (SAP-LAW)", w.name)).collect();
     if !s.snoop.is_empty() {
-        what.push("[[snoop]] (Snoop)".into());
+        processors.push("[[snoop]] (Snoop)".into());
     }
     if !s.error_generators.is_empty() {
-        what.push("[[error_generators]] (the packet error generator)".into());
+        processors.push("[[error_generators]] (the packet error generator)".into());
+    }
+    // A kernel TCP flow here is a byte transfer written as fast as the socket takes it; a
+    // message source over TCP, paced reads or Hur & Hong's file loop would silently become one.
+    let mut tcp_apps = Vec::new();
+    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp) {
+        let transfer = matches!(f.app, lasthop_scenario::App::Bulk { .. } | lasthop_scenario::App::File { .. });
+        let paced = f.tcp.as_ref().is_some_and(|p| p.read_rate.is_some());
+        if !transfer || paced || s.uses_file_loop(f) {
+            tcp_apps.push(format!("flows[{i}] ({:?}).app", f.name));
+        }
+    }
+    let mut what = Vec::new();
+    if !processors.is_empty() {
+        what.push(format!("packet processors on real packets: {}", processors.join(", ")));
+    }
+    if !tcp_apps.is_empty() {
+        what.push(format!("TCP applications other than plain bulk or file transfers (message sources, paced reads, the file loop): {}", tcp_apps.join(", ")));
     }
     if what.is_empty() {
         return Ok(());
     }
     Err(EmuError::Unsupported(format!(
-        "scenario {:?}: lasthop emu does not yet run packet processors on real packets: {}; lasthop run simulates them",
+        "scenario {:?}: lasthop emu does not yet run {}; lasthop run simulates them",
         s.simulation.name.clone().unwrap_or_default(),
-        what.join(", ")
+        what.join("; ")
     )))
 }
 
@@ -310,7 +327,7 @@ fn flow_sockets(s: &Scenario, namespaces: &[(usize, String)]) -> Result<Vec<apps
             receiver,
             dst: dst_addr,
             kind,
-            start: std::time::Duration::from_nanos(f.start.0),
+            start: std::time::Duration::from_nanos(f.start_time(&rng).0.min(end)),
             stop: std::time::Duration::from_nanos(f.stop.map_or(end, |t| t.0.min(end))),
         });
     }

@@ -5,8 +5,10 @@
 //! has no traffic model of its own; a flow sends here what it sends in a simulation, draw for
 //! draw (same seed, same stream `flow/<name>/app`).
 //!
-//! Left out: D-ITG's other distributions and presets until the core has them (its
-//! `traffic` module lists them), count and byte limits `-z`/`-k`.
+//! A flows file reaches every app kind of the scenario, D-ITG's stochastic laws, presets and
+//! `-z`/`-k` limits included (they are core traffic), and a flow starts where the simulator starts it (`start` plus
+//! its `start_jitter` draw, `Flow::start_time`). Left out: command-line flags for D-ITG's other
+//! laws (only `-T -C -c -t -a -rp` are parsed; the others are written in a flows file).
 
 use crate::control::{FlowSetup, Proto};
 use lasthop_core::rng::RngStreams;
@@ -110,7 +112,7 @@ fn plan_from_scenario(s: &Scenario, file: &str) -> Plan {
                     Transport::Udp => Proto::Udp,
                     Transport::Tcp => Proto::Tcp,
                 },
-                start_ns: f.start.0.min(end),
+                start_ns: f.start_time(&rng).0.min(end),
                 stop_ns: f.stop.map_or(end, |t| t.0.min(end)),
                 messages: app.messages,
                 transfer: app.transfer,
@@ -212,5 +214,23 @@ mod tests {
         assert_eq!((p.flows[1].proto, p.flows[1].volume_bytes()), (Proto::Tcp, Some(1 << 20)));
         assert!(p.flows[1].messages.is_none());
         assert_eq!(p.flows[0].deadline, Some(Duration::from_millis(300)), "the scenario's UDP playout default");
+    }
+
+    #[test]
+    fn a_flow_with_start_jitter_starts_where_the_simulator_starts_it() {
+        // The same draw as lasthop-sim (Flow::start_time on the run's streams): seeds move the
+        // start within [start, start + jitter), and the plan follows the scenario exactly.
+        let text = "[[flows]]\nname = \"v\"\nstart = \"1s\"\nstart_jitter = \"500ms\"\n\
+                    app = { type = \"cbr\", size = \"160B\", interval = \"20ms\" }\n";
+        let starts: Vec<u64> = (1..=3)
+            .map(|seed| {
+                let p = plan_from_toml(text, "j.toml", Some(Duration::from_secs(5)), Some(seed)).unwrap();
+                let s = flows_from_toml_str(text, "j.toml").unwrap();
+                assert_eq!(p.flows[0].start_ns, s.flows[0].start_time(&RngStreams::new(seed)).0);
+                p.flows[0].start_ns
+            })
+            .collect();
+        assert!(starts.iter().all(|&t| (1_000_000_000..1_500_000_000).contains(&t)), "{starts:?}");
+        assert!(starts[0] != starts[1] || starts[1] != starts[2], "three seeds, one start: {starts:?}");
     }
 }
