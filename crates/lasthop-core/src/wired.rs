@@ -11,6 +11,7 @@ use crate::hop::{HopEvent, Offer, PacketRef};
 use crate::mechanisms::aqm::{Qdisc, Queued};
 use crate::metrics::DropCause;
 use crate::packet::{Packet, Protocol};
+use crate::report::{busy_share, Column, LinkReport, Table};
 use crate::rng::{bernoulli, SimRng};
 use crate::units::{BitRate, QueueLimit};
 use crate::{Duration, Time};
@@ -162,6 +163,31 @@ impl Channel {
 
 /// A flow key for fair queueing: the packet's addresses, ports and protocol, mixed without
 /// allocating (it is computed only for fair-queueing disciplines).
+impl Channel {
+    /// This direction's report after a run of length `end`; its queue trace, if probed, goes to
+    /// `tables` (the simulator and the emulator report a channel the same way).
+    pub fn report(&mut self, end: Time, tables: &mut Vec<Table>) -> LinkReport {
+        if let Some(tr) = self.trace.take() {
+            let mut t = Table::new(format!("queue/{}", self.name));
+            t.push("time_s", Column::F64(tr.time_ns.iter().map(|&n| n as f64 / 1e9).collect()));
+            t.push("packets", Column::U64(tr.packets));
+            t.push("bytes", Column::U64(tr.bytes));
+            tables.push(t);
+        }
+        LinkReport {
+            name: self.name.clone(),
+            tx_packets: self.stats.tx_packets,
+            queue_drops: self.stats.queue_drops + self.stats.aqm_drops,
+            aqm_drops: self.stats.aqm_drops,
+            link_losses: self.stats.link_losses,
+            max_queue_packets: self.stats.max_queued_packets,
+            max_queue_bytes: self.stats.max_queued_bytes,
+            queue_limit: self.limit.to_string(),
+            utilization: busy_share(self.stats.busy_ns, end),
+        }
+    }
+}
+
 pub fn flow_key(p: &Packet) -> u32 {
     let a = (p.src as u64) << 32 | p.dst as u64;
     let b = (p.sport as u64) << 16 | p.dport as u64 | ((p.proto == Protocol::Tcp) as u64) << 32;

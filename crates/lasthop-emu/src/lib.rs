@@ -32,9 +32,8 @@ pub mod tun;
 
 use driver::{Driver, DriverStats};
 use lasthop_core::hop::Hop;
-use lasthop_core::report::{self, delay_cdf_table, Column, FlowReport, IntervalColumns, LinkReport, ReverseSummary, RunHeader, RunReport, Table, WlanMemberReport, WlanReport};
+use lasthop_core::report::{self, busy_share, delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table, WlanMemberReport, WlanReport};
 use lasthop_core::rng::RngStreams;
-use lasthop_core::wired::Channel;
 use lasthop_core::Time;
 use lasthop_scenario::{CcVariant, Scenario, Topology, Transport};
 use network::Network;
@@ -370,14 +369,14 @@ fn output(s: &Scenario, mut driver: Driver, reached: Time, apps: &[apps::AppRepo
         .net
         .hops
         .iter_mut()
-        .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(link_report(c, end, &mut tables)) } else { None })
+        .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(c.report(end, &mut tables)) } else { None })
         .collect();
     let mut wlans = Vec::new();
     for slot in &driver.net.hops {
         let Hop::Wlan(w) = &slot.hop else { continue };
         let members = slot.nodes.iter().enumerate().map(|(i, &n)| WlanMemberReport { node: names[n as usize].clone(), mac: w.dcf.station_stats(i).clone() }).collect();
         let st = &w.dcf.stats;
-        wlans.push(WlanReport { name: w.name.clone(), exchanges: st.exchanges, successes: st.successes, collisions: st.collisions, busy_share: share(st.busy_ns, end), members });
+        wlans.push(WlanReport { name: w.name.clone(), exchanges: st.exchanges, successes: st.successes, collisions: st.collisions, busy_share: busy_share(st.busy_ns, end), members });
     }
     let report = RunReport {
         header: RunHeader {
@@ -419,33 +418,4 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport]) -> serde_json::Valu
             "flow": a.name, "bytes_sent": a.bytes_sent, "bytes_received": a.bytes_received, "error": a.error,
         })).collect::<Vec<_>>(),
     })
-}
-
-fn link_report(c: &mut Channel, end: Time, tables: &mut Vec<Table>) -> LinkReport {
-    if let Some(tr) = c.trace.take() {
-        let mut t = Table::new(format!("queue/{}", c.name));
-        t.push("time_s", Column::F64(tr.time_ns.iter().map(|&n| n as f64 / 1e9).collect()));
-        t.push("packets", Column::U64(tr.packets));
-        t.push("bytes", Column::U64(tr.bytes));
-        tables.push(t);
-    }
-    LinkReport {
-        name: c.name.clone(),
-        tx_packets: c.stats.tx_packets,
-        queue_drops: c.stats.queue_drops + c.stats.aqm_drops,
-        aqm_drops: c.stats.aqm_drops,
-        link_losses: c.stats.link_losses,
-        max_queue_packets: c.stats.max_queued_packets,
-        max_queue_bytes: c.stats.max_queued_bytes,
-        queue_limit: c.limit.to_string(),
-        utilization: share(c.stats.busy_ns, end),
-    }
-}
-
-fn share(busy_ns: u64, end: Time) -> f64 {
-    if end.0 == 0 {
-        0.0
-    } else {
-        (busy_ns as f64 / end.0 as f64).min(1.0)
-    }
 }

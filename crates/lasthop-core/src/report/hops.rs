@@ -3,6 +3,7 @@
 //! (3GPP TS 25.322). Counters are totals over the whole run.
 
 use crate::wifi::dcf::StationStats;
+use crate::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -79,4 +80,14 @@ pub struct RlcReport {
     pub pdus_sent: u64,
     /// Of those, retransmissions, PDUs.
     pub pdus_retransmitted: u64,
+}
+
+/// The share of a run of length `end` a medium was busy for `busy_ns`, in [0, 1] (0 for an
+/// empty run).
+pub fn busy_share(busy_ns: u64, end: Time) -> f64 {
+    if end.0 > 0 {
+        busy_ns.min(end.0) as f64 / end.0 as f64
+    } else {
+        0.0
+    }
 }

@@ -29,7 +29,7 @@ pub mod mechanisms;
 pub mod tables;
 
 pub use flow::{AdvertisedWindows, BbrReport, FlowReport, MeanMax, ReverseSummary, TcpConnectionReport, TcpCounters, TcpReport, Transport};
-pub use hops::{LinkReport, RlcReport, WlanMemberReport, WlanReport};
+pub use hops::{busy_share, LinkReport, RlcReport, WlanMemberReport, WlanReport};
 pub use mechanisms::{ErrorGeneratorReport, SapLawReport, SnoopReport};
 pub use tables::{delay_cdf_table, tcp_trace_table, Column, IntervalColumns, Table, TcpTraceRow};
 

@@ -11,10 +11,9 @@ use crate::results::RunOutput;
 use crate::tcp::TraceSample;
 use lasthop_core::hop::Hop;
 use lasthop_core::mechanisms::processor::Processor;
-use lasthop_core::wired::Channel;
 use lasthop_core::report::{
-    self, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, Column, ErrorGeneratorReport, FlowReport, HostReport,
-    IntervalColumns, LinkReport, ReverseSummary, RlcReport, RunHeader, RunReport, SapLawReport, SnoopReport, Table,
+    self, busy_share, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, Column, ErrorGeneratorReport, FlowReport, HostReport,
+    IntervalColumns, ReverseSummary, RlcReport, RunHeader, RunReport, SapLawReport, SnoopReport, Table,
     TcpConnectionReport, TcpCounters, TcpReport, TcpTraceRow, WlanMemberReport, WlanReport,
 };
 use lasthop_core::Time;
@@ -34,7 +33,7 @@ impl Simulation {
             .net
             .hops
             .iter_mut()
-            .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(link_report(c, end, &mut tables)) } else { None })
+            .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(c.report(end, &mut tables)) } else { None })
             .collect();
         let wlans = self.wlan_reports(end, &mut tables);
         let report = RunReport {
@@ -132,7 +131,7 @@ impl Simulation {
                 exchanges: st.exchanges,
                 successes: st.successes,
                 collisions: st.collisions,
-                busy_share: share(st.busy_ns, end),
+                busy_share: busy_share(st.busy_ns, end),
                 members,
             });
         }
@@ -266,27 +265,6 @@ fn trace_row(s: &TraceSample) -> TcpTraceRow {
     }
 }
 
-/// One direction of a link; its queue trace, if probed, goes to `tables`.
-fn link_report(c: &mut Channel, end: Time, tables: &mut Vec<Table>) -> LinkReport {
-    if let Some(tr) = c.trace.take() {
-        let mut t = Table::new(format!("queue/{}", c.name));
-        t.push("time_s", Column::F64(tr.time_ns.iter().map(|&n| n as f64 / 1e9).collect()));
-        t.push("packets", Column::U64(tr.packets));
-        t.push("bytes", Column::U64(tr.bytes));
-        tables.push(t);
-    }
-    LinkReport {
-        name: c.name.clone(),
-        tx_packets: c.stats.tx_packets,
-        queue_drops: c.stats.queue_drops + c.stats.aqm_drops,
-        aqm_drops: c.stats.aqm_drops,
-        link_losses: c.stats.link_losses,
-        max_queue_packets: c.stats.max_queued_packets,
-        max_queue_bytes: c.stats.max_queued_bytes,
-        queue_limit: c.limit.to_string(),
-        utilization: share(c.stats.busy_ns, end),
-    }
-}
 
 /// The table "packets/<flow>": one row per packet of a flow with per-packet records on.
 fn packet_table(flow: &str, r: PacketRecords) -> Table {
@@ -297,13 +275,4 @@ fn packet_table(flow: &str, r: PacketRecords) -> Table {
     t.push("bytes", Column::U64(r.bytes));
     t.push("outcome", Column::Str(r.outcome));
     t
-}
-
-/// The share of the run `[0, end]` a resource was busy for `busy_ns`.
-fn share(busy_ns: u64, end: Time) -> f64 {
-    if end.0 > 0 {
-        busy_ns.min(end.0) as f64 / end.0 as f64
-    } else {
-        0.0
-    }
 }
