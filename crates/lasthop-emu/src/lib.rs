@@ -9,7 +9,8 @@
 //! - [`netns`] the namespaces and their names (`lh-<pid>-<node>`), privileges, clean-up of
 //!   namespaces a killed emulator left
 //! - [`tun`] a TUN device (`IFF_TUN | IFF_NO_PI`, non-blocking)
-//! - [`network`] the scenario's hops (`lasthop_core::hop::Hop`) and routes
+//! - [`network`] the scenario's hops, routes and processors (`lasthop_scenario::build::network`,
+//!   the simulator's construction) and the endpoint nodes
 //! - [`driver`] the real-time loop: TUN reads, timer heap, `ppoll`, packet bytes in an arena
 //! - [`observe`] the flows as seen at the TUN devices, metered with the core's `FlowMeter`
 //! - [`apps`] the flows as real sockets in the namespaces (kernel TCP with `TCP_CONGESTION`,
@@ -101,14 +102,14 @@ impl Emulation {
         refuse_unsupported(&scenario)?;
         let stale_removed = netns::clean_stale()?;
         let pid = std::process::id();
-        let net = Network::new(&scenario);
+        let net = Network::new(&scenario, &RngStreams::new(scenario.simulation.seed));
         let node_names = net.node_names.clone();
         let mtu = tun_mtu(&scenario);
         let mut footprint = netns::Footprint::default();
         let mut tuns: Vec<Option<tun::Tun>> = (0..net.n_nodes).map(|_| None).collect();
         let mut namespaces = Vec::new();
         let routes = route_settings(&scenario, mtu);
-        for node in Network::endpoints(&scenario) {
+        for node in network::endpoints(&scenario) {
             let ns = netns::namespace_name(pid, node);
             footprint.add_namespace(&ns)?;
             if sack_off(&scenario, &node_names[node]) {

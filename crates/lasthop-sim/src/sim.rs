@@ -13,23 +13,17 @@ use lasthop_scenario::build::traffic::FlowApp;
 use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
 use crate::engine::{End, Event, EventQueue, Watchdog};
 use crate::net::PacketArena;
-use lasthop_scenario::build::build_qdisc;
+use lasthop_scenario::build::network::{Attached, Egress, HopSlot};
 use lasthop_scenario::CcVariant;
 use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
-use lasthop_core::wired::{flow_key, Channel, QueueTrace};
-use lasthop_core::wifi::hop::WlanHop;
+use lasthop_core::wired::flow_key;
 use lasthop_core::cellular::hop::RlcHop;
-use lasthop_scenario::{Aqm, DEFAULT_AWND_RETRANSMISSIONS};
+use lasthop_scenario::DEFAULT_AWND_RETRANSMISSIONS;
 use crate::results::RunOutput;
-use lasthop_scenario::{Edge, Scenario, Topology, Transport, WcdmaUplink};
-use lasthop_scenario::build::cellular::build_rlc;
-use lasthop_scenario::build::wifi::build_dcf;
+use lasthop_scenario::{Scenario, Topology, Transport};
 use crate::tcp::{Segment, TcpConfig, TcpSocket};
-use lasthop_core::mechanisms::error_generator::PacketErrorGenerator;
-use lasthop_core::mechanisms::processor::{Processor, Verdict};
+use lasthop_core::mechanisms::processor::Verdict;
 use lasthop_core::mechanisms::receiver_awnd::ReceiverAwnd;
-use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
-use lasthop_core::mechanisms::snoop::{LocalTimer, SnoopAgent, SnoopConfig};
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;
@@ -44,36 +38,12 @@ mod hosts;
 mod network;
 mod output;
 
-/// Where a node sends a packet towards a destination: a hop and the member indexes of the
-/// sender and the receiver on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Egress {
-    None,
-    Hop { hop: u32, from: u16, to: u16 },
-}
-
-/// A link model and the node behind each of its members (a channel's two ends, a WLAN's
-/// stations in member order, an RLC direction's sender and receiver).
-struct HopSlot {
-    hop: Hop,
-    nodes: Vec<u32>,
-}
-
 /// A pcap capture on the interfaces of `node` (towards `peer` only, if given): packets leaving
 /// the node are recorded when handed to the interface, arriving ones when they arrive.
 struct Capture {
     node: u32,
     peer: Option<u32>,
     pcap: crate::pcap::PcapWriter,
-}
-
-/// A packet processor on the interface of `node` towards `peer` (every interface of the node
-/// when `peer` is None), with its pending timer event.
-struct Attached {
-    node: u32,
-    peer: Option<u32>,
-    processor: Processor,
-    scheduled: Option<Time>,
 }
 
 struct TcpFlow {

@@ -1,9 +1,11 @@
 //! From scenario sections to the world-neutral runtime structures of `lasthop-core`: a queue
 //! discipline, a WLAN's DCF, a W-CDMA direction's RLC entity, a flow's traffic (`traffic`: the
-//! same conversion serves the simulator and the real-socket generator). The simulator composes these; the
-//! runtime never consults the schema again.
+//! same conversion serves the simulator and the real-socket generator), and the whole network —
+//! hops, routes, interface processors (`network`: the simulator and the emulator both start from
+//! it). The runtime never consults the schema again.
 
 pub mod cellular;
+pub mod network;
 pub mod traffic;
 pub mod wifi;
 

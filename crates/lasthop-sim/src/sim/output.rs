@@ -10,13 +10,13 @@ use super::{FlowKind, PacketRecords, Simulation, TcpFlow, Transport};
 use crate::results::RunOutput;
 use crate::tcp::TraceSample;
 use lasthop_core::hop::Hop;
-use lasthop_core::mechanisms::processor::Processor;
 use lasthop_core::report::{
-    self, busy_share, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, Column, ErrorGeneratorReport, FlowReport, HostReport,
-    IntervalColumns, ReverseSummary, RlcReport, RunHeader, RunReport, SapLawReport, SnoopReport, Table,
+    self, busy_share, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, Column, FlowReport, HostReport,
+    IntervalColumns, ReverseSummary, RlcReport, RunHeader, RunReport, Table,
     TcpConnectionReport, TcpCounters, TcpReport, TcpTraceRow, WlanMemberReport, WlanReport,
 };
 use lasthop_core::Time;
+use lasthop_scenario::build::network::processor_reports;
 use std::collections::BTreeMap;
 
 impl Simulation {
@@ -36,6 +36,7 @@ impl Simulation {
             .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(c.report(end, &mut tables)) } else { None })
             .collect();
         let wlans = self.wlan_reports(end, &mut tables);
+        let (sap_law, snoop, error_generators) = processor_reports(&self.net.processors, &self.net.node_names);
         let report = RunReport {
             header: RunHeader {
                 scenario: serde_json::to_value(&self.scenario).expect("the scenario serializes"),
@@ -48,9 +49,9 @@ impl Simulation {
             links,
             wlans,
             wcdma: self.rlc_reports(),
-            sap_law: self.sap_law_reports(),
-            snoop: self.snoop_reports(),
-            error_generators: self.error_generator_reports(),
+            sap_law,
+            snoop,
+            error_generators,
             hosts: self.host_reports(end),
         };
         let mut all = vec![intervals.into_table()];
@@ -159,44 +160,6 @@ impl Simulation {
             });
         }
         reports
-    }
-
-    fn sap_law_reports(&self) -> Vec<SapLawReport> {
-        self.net.processors
-            .iter()
-            .filter_map(|a| if let Processor::SapLaw(s) = &a.processor { Some((a.node, s)) } else { None })
-            .map(|(node, s)| SapLawReport {
-                node: self.net.node_names[node as usize].clone(),
-                windows_lowered: s.windows_lowered,
-                udp_rate_bps: s.udp_rate_bps(),
-                max_tcp_rate_bps: s.max_tcp_rate_bps(),
-            })
-            .collect()
-    }
-
-    fn snoop_reports(&self) -> Vec<SnoopReport> {
-        self.net.processors
-            .iter()
-            .filter_map(|a| if let Processor::Snoop(s) = &a.processor { Some((a, s)) } else { None })
-            .map(|(a, s)| SnoopReport {
-                node: self.net.node_names[a.node as usize].clone(),
-                peer: self.net.node_names[a.peer.expect("a Snoop agent sits on one interface") as usize].clone(),
-                cached: s.stats.cached,
-                local_retransmissions: s.stats.local_retransmissions,
-                timer_retransmissions: s.stats.timer_retransmissions,
-                dupacks_suppressed: s.stats.dupacks_suppressed,
-                connections_closed: s.stats.connections_closed,
-            })
-            .collect()
-    }
-
-    /// One entry per direction a generator acts on, in order of attachment.
-    fn error_generator_reports(&self) -> Vec<ErrorGeneratorReport> {
-        self.net.processors
-            .iter()
-            .filter_map(|a| if let Processor::ErrorGenerator(g) = &a.processor { Some(g) } else { None })
-            .map(|g| ErrorGeneratorReport { dropped: g.dropped, spared: g.spared })
-            .collect()
     }
 
     /// The hosts whose work takes time (an instant device has nothing to report).

@@ -1,0 +1,254 @@
+//! A scenario's network as the core's runtime parts, built once for every world: the hops
+//! (wired channels, WLANs with their DCF, W-CDMA RLC directions), the route of every
+//! (node, destination) pair onto one of them, and the packet processors (SAP-LAW, Snoop, the
+//! packet error generator) with the chain of processors on each interface. The simulator drives
+//! these from its event engine, the emulator from its real-time loop; both get the same hops,
+//! the same random stream names (a hop draws its losses from `link/<name>/loss` in either
+//! world) and the same hop order.
+//!
+//! Hop order: the links' channels (link i gives hop 2·i for a → b and 2·i + 1 for b → a), then
+//! W-CDMA uplinks modelled as plain links, then the WLANs, then the W-CDMA RLC directions
+//! (downlink, then the uplink unless it is a link). Processor order: SAP-LAW at every access
+//! point that runs it, the Snoop agents, then the error generators (one per direction each acts
+//! on) — paper 003's Fig. 3 order when they share an interface (SAP-LAW on top, the generator
+//! at the bottom, so Snoop can repair the generator's drops).
+//!
+//! World-neutral: no event engine, no I/O, no clock; the queue disciplines (drop-tail, CoDel,
+//! FQ-CoDel) live inside the hops. What a world adds — packet storage, event scheduling,
+//! captures — stays in the world.
+
+use super::{build_qdisc, cellular::build_rlc, wifi::build_dcf};
+use crate::{Aqm, Edge, GeneratorDirection, Scenario, Topology, WcdmaUplink};
+use lasthop_core::cellular::hop::RlcHop;
+use lasthop_core::hop::Hop;
+use lasthop_core::mechanisms::error_generator::PacketErrorGenerator;
+use lasthop_core::mechanisms::processor::Processor;
+use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
+use lasthop_core::mechanisms::snoop::{LocalTimer, SnoopAgent, SnoopConfig};
+use lasthop_core::report::{ErrorGeneratorReport, SapLawReport, SnoopReport};
+use lasthop_core::rng::RngStreams;
+use lasthop_core::wifi::hop::WlanHop;
+use lasthop_core::wired::{Channel, QueueTrace};
+use lasthop_core::{Duration, QueueLimit, Time};
+
+/// A link model and the node behind each of its members (a channel's two ends, a WLAN's
+/// stations in member order, an RLC direction's sender and receiver).
+#[derive(Debug)]
+pub struct HopSlot {
+    pub hop: Hop,
+    pub nodes: Vec<u32>,
+}
+
+/// Where a node sends a packet towards a destination: a hop and the member indexes of the
+/// sender and the receiver on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Egress {
+    /// No route (the node itself, or unreachable).
+    None,
+    Hop { hop: u32, from: u16, to: u16 },
+}
+
+/// A packet processor on the interface of `node` towards `peer` (every interface of the node
+/// when `peer` is None), with the deadline a world has scheduled its timer for.
+#[derive(Debug)]
+pub struct Attached {
+    pub node: u32,
+    pub peer: Option<u32>,
+    pub processor: Processor,
+    pub scheduled: Option<Time>,
+}
+
+/// Every hop, route and processor of a scenario.
+#[derive(Debug)]
+pub struct Network {
+    pub hops: Vec<HopSlot>,
+    /// `routes[node · n + dst]`: where `node` sends packets for `dst`.
+    pub routes: Vec<Egress>,
+    /// `next_node[node · n + dst]`: the neighbour a packet for `dst` goes to (`u32::MAX`: none).
+    pub next_node: Vec<u32>,
+    /// The W-CDMA downlinks' RLC hops (their receiver is `hops[h].nodes[1]`).
+    pub downlinks: Vec<usize>,
+    pub processors: Vec<Attached>,
+    /// `chains[node · n + peer]`: the processors on that interface, top-down; empty if the
+    /// scenario has no processors at all (a hot path then skips them with one check).
+    pub chains: Vec<Vec<u32>>,
+    pub n_nodes: usize,
+    pub node_names: Vec<String>,
+}
+
+impl Network {
+    /// Builds the network of a validated scenario; random streams come from `rng` by name.
+    pub fn new(scenario: &Scenario, rng: &RngStreams) -> Network {
+        let topo = Topology::new(scenario);
+        let n = topo.names.len();
+        let node = |name: &str| topo.index(name).expect("validated") as u32;
+        let mut hops = Vec::new();
+        for l in &scenario.links {
+            let name = l.display_name();
+            // Hop 2·i is a -> b of link i, hop 2·i + 1 is b -> a (the routes rely on it).
+            for (from, to, loss, rate) in [
+                (l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss), l.rate_a_to_b()),
+                (l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss), l.rate_b_to_a()),
+            ] {
+                let cname = format!("{name}:{from}->{to}");
+                let stream = rng.stream(&format!("link/{cname}/loss"));
+                let qdisc = build_qdisc(l.aqm, l.queue(), l.mtu.0 as u32);
+                let mut c = Channel::new(cname, rate, l.delay(), l.queue(), qdisc, loss, stream);
+                c.trace = scenario.probes.queues.contains(&name).then(QueueTrace::default);
+                hops.push(HopSlot { hop: Hop::Wired(c), nodes: vec![node(from), node(to)] });
+            }
+        }
+        // A W-CDMA uplink modelled as a plain link is one more channel, after the links'.
+        let mut uplink_hop = vec![None; scenario.wcdma.len()];
+        for (ci, c) in scenario.wcdma.iter().enumerate() {
+            if c.uplink == WcdmaUplink::Link {
+                let cname = format!("{}:up", c.name);
+                let limit = QueueLimit::Packets(c.buffer);
+                let stream = rng.stream(&format!("link/{cname}/loss"));
+                let qdisc = build_qdisc(Aqm::Droptail, limit, c.mtu.0 as u32);
+                let chan = Channel::new(cname, c.uplink_rate.unwrap_or(c.rate), c.delay, limit, qdisc, 0.0, stream);
+                uplink_hop[ci] = Some(hops.len() as u32);
+                hops.push(HopSlot { hop: Hop::Wired(chan), nodes: vec![node(c.ms.get_ref()), node(c.bs.get_ref())] });
+            }
+        }
+        let first_wlan = hops.len();
+        for w in &scenario.wlans {
+            let dcf = build_dcf(w, rng, scenario.probes.queues.contains(&w.name));
+            let nodes = w.members().iter().map(|m| node(m)).collect();
+            hops.push(HopSlot { hop: Hop::Wlan(WlanHop::new(w.name.clone(), dcf)), nodes });
+        }
+        // W-CDMA channels: the downlink's RLC entity, then the uplink's unless it is a link.
+        let mut rlc_hop = vec![[None; 2]; scenario.wcdma.len()];
+        let mut downlinks = Vec::new();
+        for (ci, c) in scenario.wcdma.iter().enumerate() {
+            for down in [true, false] {
+                if !down && uplink_hop[ci].is_some() {
+                    continue;
+                }
+                let (from, to, dir) = if down { (c.bs.get_ref(), c.ms.get_ref(), "down") } else { (c.ms.get_ref(), c.bs.get_ref(), "up") };
+                rlc_hop[ci][usize::from(!down)] = Some(hops.len() as u32);
+                if down {
+                    downlinks.push(hops.len());
+                }
+                let hop = Hop::Rlc(RlcHop::new(format!("{}:{dir}", c.name), build_rlc(c, down, rng)));
+                hops.push(HopSlot { hop, nodes: vec![node(from), node(to)] });
+            }
+        }
+        let mut routes = vec![Egress::None; n * n];
+        let mut next_node = vec![u32::MAX; n * n];
+        for dst in 0..n {
+            for (from_node, hop) in topo.routes_to(dst).into_iter().enumerate() {
+                if let Some((_, nx)) = hop {
+                    next_node[from_node * n + dst] = nx as u32;
+                }
+                routes[from_node * n + dst] = match hop {
+                    None => Egress::None,
+                    Some((Edge::Link { link, a_to_b }, _)) => Egress::Hop { hop: (2 * link + usize::from(!a_to_b)) as u32, from: 0, to: 1 },
+                    Some((Edge::Wlan { wlan, from, to }, _)) => Egress::Hop { hop: (first_wlan + wlan) as u32, from: from as u16, to: to as u16 },
+                    Some((Edge::Cell { cell, down: false }, _)) if uplink_hop[cell].is_some() => {
+                        Egress::Hop { hop: uplink_hop[cell].expect("checked"), from: 0, to: 1 }
+                    }
+                    Some((Edge::Cell { cell, down }, _)) => {
+                        Egress::Hop { hop: rlc_hop[cell][usize::from(!down)].expect("built above"), from: 0, to: 1 }
+                    }
+                };
+            }
+        }
+        let processors = attach_processors(scenario, &topo, rng);
+        let chains = interface_chains(&processors, n);
+        Network { hops, routes, next_node, downlinks, processors, chains, n_nodes: n, node_names: topo.names.clone() }
+    }
+
+    /// The egress of `node` towards `dst`.
+    pub fn route(&self, node: u32, dst: u32) -> Egress {
+        self.routes[node as usize * self.n_nodes + dst as usize]
+    }
+
+    /// The processors on the interface of `node` towards its neighbour `peer`, top-down.
+    pub fn chain(&self, node: u32, peer: u32) -> &[u32] {
+        if self.chains.is_empty() {
+            return &[];
+        }
+        &self.chains[node as usize * self.n_nodes + peer as usize]
+    }
+
+    /// The SAP-LAW, Snoop and error generator entries of the run report.
+    pub fn processor_reports(&self) -> (Vec<SapLawReport>, Vec<SnoopReport>, Vec<ErrorGeneratorReport>) {
+        processor_reports(&self.processors, &self.node_names)
+    }
+}
+
+/// The run report's entries of the processors: SAP-LAW per access point, Snoop per agent, and
+/// one error generator entry per direction a generator acts on, in order of attachment.
+pub fn processor_reports(processors: &[Attached], names: &[String]) -> (Vec<SapLawReport>, Vec<SnoopReport>, Vec<ErrorGeneratorReport>) {
+    let (mut sap, mut snoop, mut gens) = (Vec::new(), Vec::new(), Vec::new());
+    for a in processors {
+        match &a.processor {
+            Processor::SapLaw(s) => sap.push(SapLawReport {
+                node: names[a.node as usize].clone(),
+                windows_lowered: s.windows_lowered,
+                udp_rate_bps: s.udp_rate_bps(),
+                max_tcp_rate_bps: s.max_tcp_rate_bps(),
+            }),
+            Processor::Snoop(s) => snoop.push(SnoopReport {
+                node: names[a.node as usize].clone(),
+                peer: names[a.peer.expect("a Snoop agent sits on one interface") as usize].clone(),
+                cached: s.stats.cached,
+                local_retransmissions: s.stats.local_retransmissions,
+                timer_retransmissions: s.stats.timer_retransmissions,
+                dupacks_suppressed: s.stats.dupacks_suppressed,
+                connections_closed: s.stats.connections_closed,
+            }),
+            Processor::ErrorGenerator(g) => gens.push(ErrorGeneratorReport { dropped: g.dropped, spared: g.spared }),
+        }
+    }
+    (sap, snoop, gens)
+}
+
+/// The packet processors of a scenario, in order of attachment: SAP-LAW at every access point
+/// that runs it (on all its interfaces), Snoop agents, then packet error generators (one per
+/// direction they act on, at the sending node towards its peer).
+fn attach_processors(scenario: &Scenario, topo: &Topology, rng: &RngStreams) -> Vec<Attached> {
+    let node = |name: &str| topo.index(name).expect("validated") as u32;
+    let attached = |node, peer, processor| Attached { node, peer, processor, scheduled: None };
+    let mut out = Vec::new();
+    for w in &scenario.wlans {
+        if let (Some(sl), Some(ap)) = (&w.sap_law, &w.ap) {
+            let cfg = SapLawConfig { capacity_bps: sl.capacity.0 as f64, period: sl.period, gain: sl.gain };
+            out.push(attached(node(ap.get_ref()), None, Processor::SapLaw(SapLaw::new(cfg))));
+        }
+    }
+    for sn in &scenario.snoop {
+        let timer = if sn.rtt_timer { LocalTimer::Rtt { min: Duration(sn.local_timeout.0 / 10) } } else { LocalTimer::Fixed(sn.local_timeout) };
+        let agent = SnoopAgent::new(SnoopConfig { timer, ..SnoopConfig::default() });
+        out.push(attached(node(sn.node.get_ref()), Some(node(sn.peer.get_ref())), Processor::Snoop(agent)));
+    }
+    for (i, g) in scenario.error_generators.iter().enumerate() {
+        let (a, b) = (node(g.node.get_ref()), node(g.peer.get_ref()));
+        for (from, to, applies) in [(a, b, g.direction != GeneratorDirection::In), (b, a, g.direction != GeneratorDirection::Out)] {
+            if applies {
+                let stream = rng.stream(&format!("error_generator/{i}/{from}->{to}"));
+                let generator = PacketErrorGenerator::new(g.rate, g.spare_syn, g.spare_fin, stream);
+                out.push(attached(from, Some(to), Processor::ErrorGenerator(generator)));
+            }
+        }
+    }
+    out
+}
+
+/// Per interface (node · n + peer), the processors on it in attachment order; empty if there
+/// are no processors at all.
+fn interface_chains(processors: &[Attached], n: usize) -> Vec<Vec<u32>> {
+    if processors.is_empty() {
+        return Vec::new();
+    }
+    let mut chains = vec![Vec::new(); n * n];
+    for (k, a) in processors.iter().enumerate() {
+        for peer in 0..n as u32 {
+            if a.peer.is_none_or(|p| p == peer) {
+                chains[a.node as usize * n + peer as usize].push(k as u32);
+            }
+        }
+    }
+    chains
+}
