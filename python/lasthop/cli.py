@@ -165,8 +165,8 @@ def run(
     seed: Optional[int] = typer.Option(None, "--seed", help="Overrides simulation.seed."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
-    report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
-    png: bool = typer.Option(False, "--png", help="The figures as PNG too (figures/*.png, for slides); SVG always."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write report.html (figures drawn by the browser, offline)."),
+    png: bool = typer.Option(False, "--png", help="The figures also as files, figures/*.png and *.svg, drawn with matplotlib (for slides and papers)."),
     pcap: List[str] = typer.Option([], "--pcap", help="Capture what crosses NODE (or NODE:NEIGHBOUR) into <out>/<node>.pcap (repeatable)."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout and nothing else there (like iperf3 -J)."),
@@ -195,17 +195,18 @@ def run(
         print_summary(res)
     extra = (", report.html" if report else "") + "".join(f", {n}" for n in res.pcaps)
     console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})"))
-    if report:
-        _warn_if_not_drawn()
+    if report and png:
+        _warn_if_not_drawn("no figure files (--png)")
 
 
-def _warn_if_not_drawn() -> None:
-    """One line on stderr when a report was written without its figures (no matplotlib)."""
+def _warn_if_not_drawn(what: str = "report without figures") -> None:
+    """One line on stderr when figures that need matplotlib were asked for and it is missing
+    (report.html draws its own figures in the browser: only --png and `lasthop compare` need it)."""
     from lasthop.report import plotting_missing
 
     missing = plotting_missing()
     if missing is not None:
-        err.print(f"[yellow]warning:[/yellow] report without figures: {escape(missing)}", highlight=False)
+        err.print(f"[yellow]warning:[/yellow] {what}: {escape(missing)}", highlight=False)
 
 
 def _int_range(text: str) -> list[int]:
@@ -306,7 +307,6 @@ def sweep(
             sweep_report(directory, progress=report_progress.report)
         finally:
             report_progress.close()
-        _warn_if_not_drawn()
     console.print(Text(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)"))
     seeds_warning = res.seeds_warning()
     if seeds_warning:
@@ -318,7 +318,7 @@ def sweep(
 
 @app.command()
 def report(directory: Path = typer.Argument(..., help="A results directory of `lasthop run` or `lasthop sweep`."),
-           png: bool = typer.Option(False, "--png", help="The figures as PNG too (figures/*.png, for slides); SVG always.")) -> None:
+           png: bool = typer.Option(False, "--png", help="The figures also as files, figures/*.png and *.svg, drawn with matplotlib (for slides and papers).")) -> None:
     """Regenerate report.html and the figures of a results directory."""
     from lasthop.report import run_report, sweep_report
 
@@ -335,7 +335,8 @@ def report(directory: Path = typer.Argument(..., help="A results directory of `l
         raise _error(f"{directory}: not a lasthop results directory: neither summary.json (a run) nor sweep.json (a sweep) "
                      "written by lasthop is there")
     console.print(Text(f"report: {path}"))
-    _warn_if_not_drawn()
+    if png:
+        _warn_if_not_drawn("no figure files (--png)")
 
 
 @app.command()

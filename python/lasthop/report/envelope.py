@@ -104,7 +104,7 @@ def wide(values: np.ndarray, ratio: float = 100.0) -> bool:
     """Whether the positive values span more than `ratio` (flows at very different scales):
     then a log axis shows them all."""
     v = values[np.isfinite(values) & (values > 0)]
-    return bool(len(v)) and v.max() / v.min() > ratio
+    return bool(len(v)) and bool(v.max() / v.min() > ratio)
 
 
 @dataclass

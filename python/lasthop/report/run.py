@@ -28,7 +28,7 @@ import numpy as np
 from lasthop._lazy import LazyModule
 from lasthop.files import directory_kind
 from lasthop.errors import OutputError
-from lasthop.report import envelope, page, text
+from lasthop.report import charts, envelope, page, text
 from lasthop.report.text import eng
 from lasthop.results import Results
 
@@ -156,25 +156,27 @@ class _RunFigures:
         self.queue_traces = self._queue_traces()
         self.wlans = [w for w in self.s.get("wlans") or [] if w.get("members")]
 
-    def planned(self) -> list[tuple[str, Callable[[], object]]]:
-        """(what it shows, its build) of each figure this run has data for, in the page's order."""
-        out: list[tuple[str, Callable[[], object]]] = []
+    def planned(self) -> list[tuple[str, Callable[[], object], Callable[[], dict]]]:
+        """(what it shows, its matplotlib build, its browser chart) of each figure this run has
+        data for, in the page's order."""
+        out: list[tuple[str, Callable[[], object], Callable[[], dict]]] = []
         if self.flows:
-            out.append(("throughput at the receiver per flow", self.throughput))
+            out.append(("throughput at the receiver per flow", self.throughput, self.throughput_chart))
         if self.with_delay:
-            out.append(("one-way delay and jitter over time", self.delay_jitter))
+            out.append(("one-way delay and jitter over time", self.delay_jitter, self.delay_chart))
         if self.cdf is not None:
-            out.append(("one-way delay CDF", self.delay_cdf))
+            out.append(("one-way delay CDF", self.delay_cdf, self.cdf_chart))
         if self.tcp_traces:
-            out.append(("TCP windows", self.tcp))
+            out.append(("TCP windows", self.tcp, self.tcp_chart))
         if self.queue_traces[0]:
-            out.append(("queue lengths", self.queues))
-        out += [(f"802.11 MAC counters of WLAN {w['name']}", functools.partial(self.mac, w)) for w in self.wlans]
+            out.append(("queue lengths", self.queues, self.queues_chart))
+        out += [(f"802.11 MAC counters of WLAN {w['name']}", functools.partial(self.mac, w), functools.partial(self.mac_chart, w))
+                for w in self.wlans]
         return out
 
     @functools.cached_property
-    def colors(self) -> dict[str, tuple]:
-        return draw.flow_colors(self.flows)
+    def colors(self) -> dict[str, str]:
+        return charts.colors(self.flows)
 
     def _iv(self, flow: str, column: str, scale: float = 1.0) -> envelope.Raw | envelope.Envelope:
         d = self.iv[flow]
@@ -199,7 +201,7 @@ class _RunFigures:
             band = envelope.Envelope(middle.t, lo.lo, hi.hi, middle.mean)
         else:
             band = envelope.Envelope(ts, lo, hi, median)
-        return [(f"{len(flows)} flows: median,\nband: lowest to highest", "tab:blue", band)]
+        return [(f"{len(flows)} flows: median,\nband: lowest to highest", charts.PALETTE[0], band)]
 
     def _xaxis(self, panels: draw.Panels) -> None:
         panels.axes[0].set_xlim(0, self.t_end)
@@ -207,8 +209,7 @@ class _RunFigures:
         panels.axes[-1].set_xlabel("time (s)")
 
     def throughput(self) -> None:
-        peaks = {f: float(np.nanmax(d["throughput_rx_bps"], initial=0.0)) for f, d in self.iv.items()}
-        groups = rate_groups(peaks)
+        groups = self.groups
         title, lines = _title(self.s, "throughput at the receiver per flow")
         p = draw.Panels([draw.panel_height(min(len(g), MANY_FLOWS)) for g in groups], title, lines)
         dense = many = False
@@ -221,10 +222,7 @@ class _RunFigures:
             draw.legend_outside(ax)
         p.axes[len(p.axes) // 2].set_ylabel("throughput at receiver")
         self._xaxis(p)
-        caption = "throughput at the receiver per interval"
-        if len(groups) > 1:
-            caption += f"; flows whose peak rates differ by more than {RATE_GROUP:g}x are in separate panels"
-        self.figs.add(p.fig, "throughput", caption + (_MANY if many else _BAND if dense else ""))
+        self.figs.add(p.fig, "throughput", self._throughput_caption(dense, many))
 
     def delay_jitter(self) -> None:
         with_delay = self.with_delay
@@ -244,10 +242,7 @@ class _RunFigures:
             ax.set_ylabel(what)
         draw.legend_outside(p.axes[0])
         self._xaxis(p)
-        caption = "one-way delay (mean of each interval) and jitter (mean |IPDV| of each interval)"
-        if logs:
-            caption += f"; log axis for {' and '.join(logs)} (flows at very different scales; intervals at 0 are not drawn)"
-        self.figs.add(p.fig, "delay", caption + (_MANY if len(with_delay) > MANY_FLOWS else _BAND if dense else ""))
+        self.figs.add(p.fig, "delay", self._delay_caption(logs, dense))
 
     def delay_cdf(self) -> None:
         cdf = self.cdf
@@ -266,7 +261,7 @@ class _RunFigures:
         ax.set_ylabel("fraction of packets")
         ax.set_ylim(0, 1.0)
         draw.legend_outside(ax)
-        self.figs.add(p.fig, "delay_cdf", "one-way delay CDF per flow" + ("; log axis (flows at very different scales)" if log else ""))
+        self.figs.add(p.fig, "delay_cdf", _cdf_caption(log))
 
     def _tcp_traces(self) -> list[tuple[str, dict]]:
         traces = []
@@ -290,9 +285,7 @@ class _RunFigures:
             ax.set_ylabel("window")
             draw.legend_outside(ax, title=text.label(f"flow {t[4:]}"))
         self._xaxis(p)
-        flows = ", ".join(t[4:] for t, _ in traces)
-        self.figs.add(p.fig, "tcp", f"cwnd, ssthresh and the advertised window seen by the sender, per traced TCP flow ({flows})"
-                      + (_BAND if dense else ""))
+        self.figs.add(p.fig, "tcp", self._tcp_caption(dense))
 
     def _queue_traces(self) -> tuple[list, list]:
         """(drawn, named only): queues that held QUEUE_SHOWN packets, reduced, and the others."""
@@ -308,7 +301,7 @@ class _RunFigures:
         return shown, small
 
     def queues(self) -> None:
-        (shown, small), dense = self.queue_traces, False
+        (shown, _), dense = self.queue_traces, False
         title, lines = _title(self.s, "queue lengths")
         p = draw.Panels([draw.PANEL * 0.8] * len(shown), title, lines)
         for ax, (t, reduced, _) in zip(p.axes, shown):
@@ -318,15 +311,11 @@ class _RunFigures:
             ax.text(1.01, 0.5, text.label(t), transform=ax.transAxes, fontsize=8, va="center", ha="left")
         p.axes[len(p.axes) // 2].set_ylabel("queue length (packets)")
         self._xaxis(p)
-        caption = "queue occupancy in packets of each traced queue"
-        if small:
-            caption += (f"; not drawn, never above {QUEUE_SHOWN - 1} packets: "
-                        + ", ".join(f"{t} (at most {peak})" for t, _, peak in small))
-        self.figs.add(p.fig, "queues", caption + (_BAND if dense else ""))
+        self.figs.add(p.fig, "queues", self._queues_caption(dense))
 
     def mac(self, wlan: dict) -> None:
         members = wlan.get("members") or []
-        counters = [(k, what, color) for k, what, color in MAC_COUNTERS if k == "drops" or all(k in m for m in members)]
+        counters = self._mac_counters(members)
         nodes = [m["node"] for m in members]
         bar = 0.8 / len(counters)
         what = f"802.11 MAC counters of WLAN {wlan['name']}"
@@ -349,12 +338,114 @@ class _RunFigures:
         draw.eng_axis(ax.xaxis, "")
         ax.set_xlabel("frames")
         draw.legend_outside(ax)
-        busy = wlan.get("busy_share")
-        caption = (f"{what}: per member, frames attempted, retried, lost in collisions, received in error and dropped "
-                   f"(queue full + retry limit); {_count(wlan.get('exchanges'))} exchanges, {_count(wlan.get('collisions'))} collided"
-                   + (f", channel busy {100 * busy:.1f} % of the time" if busy is not None else ""))
-        self.figs.add(p.fig, f"mac_{wlan['name']}", caption)
+        self.figs.add(p.fig, f"mac_{wlan['name']}", _mac_caption(what, wlan))
 
+
+    # The same figures as data for the browser (lasthop.report.charts, drawn by charts.js).
+
+    def throughput_chart(self) -> dict:
+        panels, dense, many = [], False, False
+        for group in self.groups:
+            lines = self._lines(group, "throughput_rx_bps")
+            dense |= any(isinstance(r, envelope.Envelope) for _, _, r in lines)
+            many |= len(group) > MANY_FLOWS
+            panels.append(charts.panel("throughput at receiver", "b/s", [charts.series(n, c, r) for n, c, r in lines]))
+        return charts.time_figure("throughput", _plain_title(self.s, "throughput at the receiver per flow"),
+                                  self._throughput_caption(dense, many), self.t_end, panels)
+
+    def delay_chart(self) -> dict:
+        panels, logs, dense = [], [], False
+        for column, what in [("delay_mean_ms", "one-way delay"), ("jitter_mean_ms", "mean |IPDV|")]:
+            reduced = self._lines(self.with_delay, column, 1e-3)
+            log = envelope.wide(np.concatenate([envelope.values(r) for _, _, r in reduced]))
+            if log:
+                logs.append(what)
+            dense |= any(isinstance(r, envelope.Envelope) for _, _, r in reduced)
+            panels.append(charts.panel(what, "s", [charts.series(n, c, r) for n, c, r in reduced], log=log))
+        return charts.time_figure("delay", _plain_title(self.s, "one-way delay and jitter over time"),
+                                  self._delay_caption(logs, dense), self.t_end, panels)
+
+    def cdf_chart(self) -> dict:
+        names = self.cdf["flow"].astype(str)
+        flows = {}
+        for f in dict.fromkeys(names):
+            m = names == f
+            flows[f] = (self.cdf["delay_ms"][m] / 1e3, self.cdf["quantile"][m])
+        log = envelope.wide(self.cdf["delay_ms"])
+        return charts.cdf_figure("delay_cdf", _plain_title(self.s, "one-way delay CDF"), _cdf_caption(log), flows, self.colors, log)
+
+    def tcp_chart(self) -> dict:
+        panels, dense = [], False
+        for t, reduced in self.tcp_traces:
+            dense |= any(isinstance(reduced[c], envelope.Envelope) for c, _, _ in TCP_WINDOWS)
+            panels.append(charts.panel("window", "B", [charts.series(what, charts.NAMED[color], reduced[c], step=True)
+                                                       for c, what, color in TCP_WINDOWS], legend_title=f"flow {t[4:]}"))
+        return charts.time_figure("tcp", _plain_title(self.s, "TCP windows"), self._tcp_caption(dense), self.t_end, panels)
+
+    def queues_chart(self) -> dict:
+        shown, _ = self.queue_traces
+        panels = [charts.panel("queue length (packets)", "", [charts.series("packets", charts.PALETTE[0], reduced, step=True)],
+                               integer=True, legend_title=t) for t, reduced, _ in shown]
+        dense = any(isinstance(reduced, envelope.Envelope) for _, reduced, _ in shown)
+        return charts.time_figure("queues", _plain_title(self.s, "queue lengths"), self._queues_caption(dense), self.t_end, panels)
+
+    def mac_chart(self, wlan: dict) -> dict:
+        members = wlan.get("members") or []
+        counters = [(name, color, [_mac_value(m, k) for m in members]) for k, name, color in self._mac_counters(members)]
+        what = f"802.11 MAC counters of WLAN {wlan['name']}"
+        return charts.bars_figure(f"mac_{wlan['name']}", _plain_title(self.s, what), _mac_caption(what, wlan),
+                                  [m["node"] for m in members], counters, "frames")
+
+    @functools.cached_property
+    def groups(self) -> list[list[str]]:
+        return rate_groups({f: float(np.nanmax(d["throughput_rx_bps"], initial=0.0)) for f, d in self.iv.items()})
+
+    def _throughput_caption(self, dense: bool, many: bool) -> str:
+        caption = "throughput at the receiver per interval"
+        if len(self.groups) > 1:
+            caption += f"; flows whose peak rates differ by more than {RATE_GROUP:g}x are in separate panels"
+        return caption + (_MANY if many else _BAND if dense else "")
+
+    def _delay_caption(self, logs: list[str], dense: bool) -> str:
+        caption = "one-way delay (mean of each interval) and jitter (mean |IPDV| of each interval)"
+        if logs:
+            caption += f"; log axis for {' and '.join(logs)} (flows at very different scales; intervals at 0 are not drawn)"
+        return caption + (_MANY if len(self.with_delay) > MANY_FLOWS else _BAND if dense else "")
+
+    def _tcp_caption(self, dense: bool) -> str:
+        flows = ", ".join(t[4:] for t, _ in self.tcp_traces)
+        return (f"cwnd, ssthresh and the advertised window seen by the sender, per traced TCP flow ({flows})"
+                + (_BAND if dense else ""))
+
+    def _queues_caption(self, dense: bool) -> str:
+        _, small = self.queue_traces
+        caption = "queue occupancy in packets of each traced queue"
+        if small:
+            caption += (f"; not drawn, never above {QUEUE_SHOWN - 1} packets: "
+                        + ", ".join(f"{t} (at most {peak})" for t, _, peak in small))
+        return caption + (_BAND if dense else "")
+
+    @staticmethod
+    def _mac_counters(members: list[dict]) -> list[tuple[str, str, str]]:
+        return [(k, what, color) for k, what, color in MAC_COUNTERS if k == "drops" or all(k in m for m in members)]
+
+
+def _plain_title(s: dict, what: str) -> str:
+    """A figure's title as the page shows it: the run, then the overridden parameters."""
+    params = s.get("overrides") or {}
+    key = ", ".join(f"{k}={v}" for k, v in params.items() if k != "simulation.seed")
+    return f"{s.get('scenario_name', 'run')} (seed {s.get('seed')}) — {what}" + (f"\n{key}" if key else "")
+
+
+def _cdf_caption(log: bool) -> str:
+    return "one-way delay CDF per flow" + ("; log axis (flows at very different scales)" if log else "")
+
+
+def _mac_caption(what: str, wlan: dict) -> str:
+    busy = wlan.get("busy_share")
+    return (f"{what}: per member, frames attempted, retried, lost in collisions, received in error and dropped "
+            f"(queue full + retry limit); {_count(wlan.get('exchanges'))} exchanges, {_count(wlan.get('collisions'))} collided"
+            + (f", channel busy {100 * busy:.1f} % of the time" if busy is not None else ""))
 
 def _count(v) -> str:
     """A count written out, with thin spaces between thousands: 72 690."""
@@ -410,29 +501,45 @@ def _wlan_tables(s: dict) -> str:
 
 def run_report(directory: str | Path, results: Results | None = None, progress: ReportProgress | None = None,
                png: bool = False) -> Path:
-    """report.html and figures/ (SVG; with `png` PNG too) for a `lasthop run` results directory;
-    `results` (the run just written there) saves reading it back. `progress(done, total, what)`
-    after each figure. Without matplotlib the page has the tables and names the figures it lacks."""
-    from lasthop.report import plotting_missing
-
+    """report.html for a `lasthop run` results directory: its tables and its figures as data the
+    page draws when opened (charts.js); with `png`, also figures/*.svg and *.png drawn with
+    matplotlib (for slides and papers). `results` (the run just written there) saves reading it
+    back. `progress(done, total, what)` after each figure. Without matplotlib, `png` leaves the
+    files out and the page says which and how to get them."""
     d = Path(directory)
     data = RunData(d, results)
     s = data.summary
     rf = _RunFigures(data)
     planned = rf.planned()
-    missing = plotting_missing()
-    items, note = [], ""
-    if missing is None:
-        with draw.Figures(d, progress, len(planned), png=png) as figs:
-            rf.figs = figs
-            figs.draw([build for _, build in planned])
-        items = figs.items
+    figures = []
+    for i, (_, _, chart) in enumerate(planned):
+        figures.append(chart())
+        if progress is not None:
+            progress(i + 1, len(planned), "preparing the report")
+    note = ""
+    if png:
+        note = _figure_files(d, rf, planned, progress)
     else:
-        page.clear_figures(d)
-        note = page.not_drawn([what for what, _ in planned], missing, "lasthop report <this directory>")
+        page.clear_figures(d)  # an earlier report's files would no longer match the page
     intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
              f"{s['simulated_s']:g} s simulated, {s['events_processed']} events.")
     tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
     out = d / "report.html"
-    out.write_text(page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, items, tables, note))
+    out.write_text(page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, [], tables, note,
+                             charts=figures))
     return out
+
+
+def _figure_files(d: Path, rf: _RunFigures, planned: list, progress: ReportProgress | None) -> str:
+    """figures/*.svg and *.png drawn with matplotlib; without it, the page's note naming them."""
+    from lasthop.report import plotting_missing
+
+    missing = plotting_missing()
+    if missing is not None:
+        page.clear_figures(d)
+        return page.not_drawn([what for what, _, _ in planned], missing, "lasthop report --png <this directory>",
+                              "Figure files (--png) not drawn")
+    with draw.Figures(d, progress, len(planned), png=True) as figs:
+        rf.figs = figs
+        figs.draw([build for _, build, _ in planned])
+    return ""

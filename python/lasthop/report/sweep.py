@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from lasthop._lazy import LazyModule
 from lasthop.quantities import swept_parameter
-from lasthop.report import envelope, page, text
+from lasthop.report import charts, envelope, page, text
 from lasthop.report.run import ReportProgress
 
 # matplotlib, imported when a figure is drawn (see lasthop.report.run).
@@ -161,6 +161,63 @@ def _metric_figure(agg, meta: dict, column: str, what: str, unit: str, scale: fl
     return fig, caption
 
 
+def _metric_chart(agg, meta: dict, column: str, what: str, unit: str, scale: float, x: Axis, facet: Axis | None,
+                  extra: list[str]) -> dict:
+    """The figure _metric_figure draws, as data for the browser (charts.js, kind "sweep"): per
+    facet and per line (a flow and the values of the further parameters) the mean and the
+    CI half-width at each swept value of `x` (null where the grid has no such point)."""
+    facets = facet.values if facet else [None]
+    flows = list(dict.fromkeys(agg["name"]))
+    colors = charts.colors(flows)
+    keys = list(dict.fromkeys(zip(*(agg[c] for c in ["name", *extra])))) if len(agg) else []
+    extra_values = list(dict.fromkeys(k[1:] for k in keys))
+    order = sorted(x.values, key=lambda v: x.positions[v])
+    means = agg["mean"].to_numpy(dtype=float) * scale
+    log = envelope.wide(means)
+    floor = 0.5 * float(means[means > 0].min()) if log else 0.0
+    # (facet value, line key, x value) -> (mean, ci), in the axis unit
+    points = {}
+    cols = [facet.path if facet else None, *extra]
+    for row_key, name, xv, mean, ci in zip(zip(*(agg[c] if c else [None] * len(agg) for c in cols)), agg["name"], agg[x.path],
+                                           agg["mean"].to_numpy(dtype=float), agg["ci95"].to_numpy(dtype=float)):
+        points[(row_key[0], (name, *row_key[1:]), xv)] = (mean * scale, ci * scale)
+    out_facets = []
+    for fv in facets:
+        lines = []
+        for key in keys:
+            vals = [points.get((fv, key, xv), (np.nan, np.nan)) for xv in order]
+            lines.append({"mean": charts.numbers([m for m, _ in vals]), "ci": charts.numbers([c for _, c in vals])})
+        out_facets.append({"title": None if fv is None else facet.describe(fv), "lines": lines})
+    pos = [x.positions[v] for v in order]
+    span = max(pos) - min(pos) if pos else 0.0
+    if not x.numeric:
+        lo_hi = [-0.5, len(pos) - 0.5]
+    elif span > 0:
+        lo_hi = [min(pos) - 0.06 * span, max(pos) + 0.06 * span]
+    else:
+        lo_hi = [pos[0] - abs(pos[0]) * 0.5 - 1, pos[0] + abs(pos[0]) * 0.5 + 1]
+    if x.integer and x.numeric:
+        labels = [f"{int(p)}" for p in pos]
+    elif x.numeric:
+        labels = [text.eng(p, x.unit) if x.unit else f"{p:g}" for p in pos]
+    else:
+        labels = [charts.label(v) for v in order]
+    entries = [{"name": charts.label(", ".join(k)), "color": colors[k[0]],
+                "dash": extra_values.index(k[1:]) % len(STYLES)} for k in keys]
+    caption = f"{what} against {x.name}, mean ± 95 % CI across seeds (Student t), one line per flow"
+    if facet:
+        caption += f"; one panel per value of {facet.name}"
+    if log:
+        caption += "; log axis (flows at very different scales): a bar down to the bottom edge is an interval that includes 0"
+    title = (f"{meta.get('scenario_name', 'sweep')} — {what} vs {x.path}\n"
+             f"mean ± 95 % CI over {meta['seeds']} seed(s), base seed {meta['base_seed']}")
+    return {"id": f"sweep_{column}", "kind": "sweep", "title": title, "caption": caption,
+            "x": {"label": x.name, "unit": x.unit, "numeric": x.numeric, "integer": x.integer, "positions": pos,
+                  "labels": labels, "range": lo_hi},
+            "y": {"label": what, "unit": unit, "log": bool(log), "floor": floor},
+            "facets": out_facets, "legend": {"title": ",\n".join(["flow", *extra]), "entries": entries}}
+
+
 # A tick label's width in inches per character (DejaVu Sans at 10 pt: "500 kb/s" is 0.60 in)
 # and the space kept between two labels (about one character); ticks go at the swept values when
 # their labels fit so.
@@ -212,35 +269,29 @@ def _y_axis(ax, unit: str) -> None:
 
 
 def sweep_report(directory: str | Path, progress: ReportProgress | None = None, png: bool = False) -> Path:
-    """report.html and figures/ (SVG; with `png` PNG too) for a sweep directory;
-    `progress(done, total, what)` after each figure."""
+    """report.html for a sweep directory, its figures drawn by the page (charts.js); with `png`
+    also figures/*.svg and *.png drawn with matplotlib. `progress(done, total, what)` after each
+    figure."""
     from lasthop.sweep import SweepResults
-
-    from lasthop.report import plotting_missing
 
     d = Path(directory)
     res = SweepResults.load(d)
     meta = json.loads((d / "sweep.json").read_text())
     metrics = [m for m in METRICS if not res.flows.empty and m[0] in res.flows] if res.params else []
     name = meta.get("scenario_name", "sweep")
-    missing = plotting_missing()
-    items, note = [], ""
-    if missing is not None:
-        page.clear_figures(d)
-        note = page.not_drawn([f"{what} vs {res.params[0]}" for _, what, _, _ in metrics], missing, "lasthop report <this directory>")
+    figures, note, aggregates = [], "", {}
+    if metrics:
+        x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
+        facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
+        aggregates = {column: _aggregate(res, column) for column, *_ in metrics}
+        for i, (column, what, unit, scale) in enumerate(metrics):
+            figures.append(_metric_chart(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:]))
+            if progress is not None:
+                progress(i + 1, len(metrics), "preparing the report")
+    if png:
+        note = _figure_files(d, metrics, aggregates, meta, res, progress)
     else:
-        with draw.Figures(d, progress, len(metrics), png=png) as figs:
-            if metrics:
-                x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
-                facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
-                aggregates = {column: _aggregate(res, column) for column, *_ in metrics}  # here: the drawing is forked
-
-                def draw_metric(column: str, what: str, unit: str, scale: float) -> None:
-                    fig, caption = _metric_figure(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:])
-                    figs.add(fig, f"sweep_{column}", caption)
-
-                figs.draw([functools.partial(draw_metric, *metric) for metric in metrics])
-        items = figs.items
+        page.clear_figures(d)
     grids = ", ".join(f"{g['path']} ∈ {{{', '.join(g['values'])}}}" for g in meta["grids"]) or "no grid"
     intro = html.escape(f"{meta['scenario_file']}: {grids}; {meta['seeds']} seed(s); {len(res.flows)} flow rows; "
                         f"{len(res.failed)} failed runs.")
@@ -250,5 +301,27 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None, 
         table = page.section("Failed runs", page.table(cols, [[str(v) for v in r] for r in res.failed.itertuples(index=False)],
                                                        numeric_from=len(cols)))
     out = d / "report.html"
-    out.write_text(page.page(f"lasthop sweep — {name}", intro, items, table, note))
+    out.write_text(page.page(f"lasthop sweep — {name}", intro, [], table, note, charts=figures))
     return out
+
+
+def _figure_files(d: Path, metrics: list, aggregates: dict, meta: dict, res, progress: ReportProgress | None) -> str:
+    """figures/*.svg and *.png drawn with matplotlib; without it, the page's note naming them."""
+    from lasthop.report import plotting_missing
+
+    missing = plotting_missing()
+    if missing is not None:
+        page.clear_figures(d)
+        return page.not_drawn([f"{what} vs {res.params[0]}" for _, what, _, _ in metrics], missing,
+                              "lasthop report --png <this directory>", "Figure files (--png) not drawn")
+    with draw.Figures(d, progress, len(metrics), png=True) as figs:
+        if metrics:
+            x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
+            facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
+
+            def draw_metric(column: str, what: str, unit: str, scale: float) -> None:
+                fig, caption = _metric_figure(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:])
+                figs.add(fig, f"sweep_{column}", caption)
+
+            figs.draw([functools.partial(draw_metric, *metric) for metric in metrics])
+    return ""
