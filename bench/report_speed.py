@@ -10,8 +10,8 @@ With --baseline, another lasthop (an older checkout) is measured in the same rep
 alternating with this one, so both see the same load on the machine.
 
 --phases SCENARIO says where one `lasthop run SCENARIO` spends its time instead: each phase timed
-inside a fresh process as the command runs it (imports, simulation, writing, matplotlib's import,
-drawing), medians of --repeats processes.
+inside a fresh process as the command runs it (imports, simulation, writing, the report),
+medians of --repeats processes.
 
     python bench/report_speed.py [--append BENCHMARKS.md] [--repeats 5] [--long-repeats 3]
     python bench/report_speed.py --baseline "env PYTHONPATH=/tmp/old/python python -m lasthop" --baseline-label 469d902
@@ -121,12 +121,11 @@ res = run(sc)
 mark("simulation, its tables to Arrow")
 res.write(sys.argv[2], force=True)
 mark("writing summary.json and Parquet")
-from lasthop.report import draw
-mark("matplotlib's import")
 from lasthop.report import run_report
 from pathlib import Path
+mark("lasthop.report's import")
 run_report(Path(sys.argv[2]), results=res)
-mark("drawing the report (figures in " + str(draw.PROCESSES) + " processes)")
+mark("the report: its figures as data for the browser, report.html")
 prev = t0
 for what, t in marks:
     print(f"{t - prev:.4f}\t{what}")

@@ -1,5 +1,6 @@
 """matplotlib is optional (the `plot` extra): without it `lasthop run` still writes its results
-and a report.html of tables that names every figure it could not draw and how to get them, and
+and a whole report.html (its figures are drawn by the browser, not by matplotlib), `--png` says
+in one line and in the page which figure files it could not draw and how to get them, and
 `lasthop plot` says the same in one line. matplotlib is made unimportable in a child process by
 a finder in front of sys.meta_path, as if it were not installed."""
 
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, report_charts
 
 # A finder that answers every matplotlib import as a missing module does.
 WITHOUT_MATPLOTLIB = """
@@ -43,24 +44,30 @@ def run_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("run")
     r = lasthop_without_matplotlib("run", "--set", "simulation.duration=5s", "--out", str(d), "-q")
     assert r.returncode == 0, r.stderr
-    assert r.stderr.strip().splitlines() == [f"warning: report without figures: matplotlib is not installed: {HINT} adds it"]
+    assert r.stderr.strip() == ""  # nothing is missing from the report
     return d
 
 
-def test_a_run_writes_its_results_and_a_report_of_tables(run_dir):
+def test_a_run_writes_its_results_and_a_whole_report(run_dir):
     assert {"summary.json", "flows.parquet", "intervals.parquet", "report.html"} <= {p.name for p in run_dir.iterdir()}
     page = html.unescape((run_dir / "report.html").read_text())
-    assert "<svg" not in page and "<figure" not in page
     assert "<table>" in page and "bulk" in page and "voice" in page
+    assert [c["title"].split("\n")[0].split(" — ")[1] for c in report_charts(run_dir / "report.html")] == DUMBBELL_FIGURES
+    assert 'class="missing"' not in page.split("<script", 1)[0]
 
 
-def test_the_report_names_each_missing_figure_and_how_to_get_it(run_dir):
+def test_png_names_each_missing_figure_file_and_how_to_get_it(run_dir):
+    r = lasthop_without_matplotlib("report", str(run_dir), "--png")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == f"warning: no figure files (--png): matplotlib is not installed: {HINT} adds it"
     page = html.unescape((run_dir / "report.html").read_text())
     note = page[page.index('<p class="missing">'):]
     note = note[:note.index("</p>")]
-    assert "Figures not drawn" in note and HINT in note and "lasthop report <this directory>" in note
+    assert "Figure files (--png) not drawn" in note and HINT in note and "lasthop report --png <this directory>" in note
     assert [f for f in DUMBBELL_FIGURES if f in note] == DUMBBELL_FIGURES
     assert not list((run_dir / "figures").glob("*.svg")) and not list((run_dir / "figures").glob("*.png"))
+    # The page still has its figures.
+    assert len(report_charts(run_dir / "report.html")) == len(DUMBBELL_FIGURES)
 
 
 def test_lasthop_plot_says_so_in_one_line(run_dir):
@@ -68,10 +75,3 @@ def test_lasthop_plot_says_so_in_one_line(run_dir):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [f"error: lasthop plot draws with matplotlib, and matplotlib is not installed: {HINT} adds it"]
     assert not (run_dir / "g.png").exists()
-
-
-def test_lasthop_report_rewrites_the_tables_and_the_note(run_dir):
-    (run_dir / "report.html").unlink()
-    r = lasthop_without_matplotlib("report", str(run_dir))
-    assert r.returncode == 0, r.stderr
-    assert "Figures not drawn" in (run_dir / "report.html").read_text()

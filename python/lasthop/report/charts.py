@@ -67,7 +67,9 @@ def cdf_figure(fid: str, title: str, caption: str, flows: dict[str, tuple[np.nda
     flow's own delays its quantiles, between them linear, 0 below its smallest delay and its
     last quantile from its largest on. So a flow whose packets all took the same time is a
     vertical step at that delay, not a point nobody sees."""
-    grid = np.unique(np.concatenate([d for d, _ in flows.values()])) if flows else np.empty(0)
+    # Rounded first (TIME_DIGITS: 0.1 µs at 100 ms), so the page's x values are the grid's own.
+    grid = np.unique(np.array(numbers(np.concatenate([d for d, _ in flows.values()]), TIME_DIGITS), dtype=np.float64)) \
+        if flows else np.empty(0)
     ys = []
     for name, (d, q) in flows.items():
         y = np.interp(grid, d, q)
@@ -75,7 +77,7 @@ def cdf_figure(fid: str, title: str, caption: str, flows: dict[str, tuple[np.nda
         y[grid >= d[-1]] = q[-1]
         ys.append({"name": name, "color": flow_colors.get(name, PALETTE[0]), "y": numbers(y)})
     return {"id": fid, "kind": "cdf", "title": title, "caption": caption, "xlabel": "one-way delay", "xunit": "s", "log": bool(log),
-            "ylabel": "fraction of packets", "x": numbers(grid, 6), "series": ys}
+            "ylabel": "fraction of packets", "x": grid.tolist(), "series": ys}
 
 
 def bars_figure(fid: str, title: str, caption: str, members: list[str], counters: list[tuple[str, str, list[float]]],
