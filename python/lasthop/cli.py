@@ -319,7 +319,7 @@ def sweep(
 @app.command()
 def report(directory: Path = typer.Argument(..., help="A results directory of `lasthop run` or `lasthop sweep`."),
            png: bool = typer.Option(False, "--png", help="The figures also as files, figures/*.png and *.svg, drawn with matplotlib (for slides and papers).")) -> None:
-    """Regenerate report.html and the figures of a results directory."""
+    """Regenerate report.html of a results directory (with --png the figure files too)."""
     from lasthop.report import run_report, sweep_report
 
     kind = directory_kind(_results_dir(directory))  # a missing or foreign directory: one error line

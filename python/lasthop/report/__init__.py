@@ -1,19 +1,28 @@
-"""Reports: a self-contained ``report.html`` (SVG figures inline, no script, no CDN) and
-``figures/*.svg`` (``*.png`` on request) for one run or for a sweep. Every figure's title
-carries the scenario name, the seed and the overridden parameters; every axis its quantity and
-unit, with numbers in engineering notation (12.2 Mb/s).
+"""Reports: one self-contained ``report.html`` for one run or for a sweep, its tables and its
+figures, and on request (``--png``) the same figures as files, ``figures/*.png`` and ``*.svg``.
 
-    run.py       one run: throughput, delay and jitter over time, delay CDF, TCP windows,
-                 queues, WLAN MAC counters; tables per flow and per WLAN member
+The page's figures are data: each is a JSON-able dict (charts.py for a run, sweep.py for a
+sweep) that the page embeds and draws when opened, with the vendored uPlot (vendor/, MIT,
+51 kB; scripts/vendor-uplot.sh re-fetches it from the npm registry) and charts.js. No CDN,
+nothing fetched: it works offline and can be mailed. Writing a report thus costs no matplotlib:
+its import alone took as long as the rest of a short run, and drawing six figures twice that
+(BENCHMARKS.md, "Reports and start-up"). Every figure's title carries the scenario name, the
+seed and the overridden parameters; every axis its quantity and unit, with numbers in
+engineering notation (12.2 Mb/s).
+
+    run.py       one run: what each figure shows (rate groups, envelopes, log axes, captions),
+                 as data for the page and as matplotlib figures for --png; tables
     sweep.py     a sweep: each metric against the first parameter, faceted by the second
-    draw.py      the shared layout (aligned time axes, legends off the data): matplotlib
-    envelope.py  min/max envelopes that keep long series cheap to draw
+    charts.py    a run's figures as data for the page (rounded to 4 significant digits)
+    charts.js    draws them in the browser (aligned time axes, legends beside the plots)
+    draw.py      the shared matplotlib layout of the --png files
+    envelope.py  min/max envelopes that keep long series small
     text.py      names and numbers as text (engineering notation), for tables and figures
     page.py      the HTML page
 
-matplotlib is optional (the ``plot`` extra) and imported only by draw.py, when a figure is
-drawn. Without it a report is its tables and a note naming each figure it could not draw and
-how to get them (PLOT_HINT); ``lasthop plot`` and the figures of ``lasthop compare`` say the same.
+matplotlib is optional (the ``plot`` extra) and imported only by draw.py, for --png, ``lasthop
+plot`` and the figures of ``lasthop compare``. Without it the page is whole; --png leaves the
+files out and says which and how to get them (PLOT_HINT), as ``lasthop plot`` does.
 """
 
 from __future__ import annotations

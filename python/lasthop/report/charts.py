@@ -11,15 +11,16 @@ so both show the same thing:
     cdf      the one-way delay CDF of every flow on one x grid (the union of their delays)
     bars     a WLAN's MAC counters per member
 
-Numbers are rounded to DIGITS significant digits (what a figure can show; a page a third of the
-size) and times to TIME_DIGITS; NaN is null (a gap). The same data gives the same bytes.
+Numbers are rounded to DIGITS significant digits (what a figure can show; the home run's data 206 kB
+where full precision took 304 kB) and times to TIME_DIGITS; NaN is null (a gap). The same data
+gives the same bytes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from lasthop.report import envelope, text
+from lasthop.report import envelope
 
 DIGITS = 4
 TIME_DIGITS = 7
@@ -91,5 +92,3 @@ def label(name: str) -> str:
     """A name from a scenario as plain text: printable (the page escapes it)."""
     return "".join(c if c.isprintable() else "\ufffd" for c in str(name))
 
-
-__all__ = ["bars_figure", "cdf_figure", "colors", "numbers", "panel", "series", "time_figure", "text"]

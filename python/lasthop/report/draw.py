@@ -1,13 +1,13 @@
-"""Drawing for the reports: matplotlib without pyplot (no global figure state), one layout for
-every figure, engineering notation on axes and in tables, and long series drawn as min/max
-envelopes.
+"""matplotlib drawing for the figure files of ``--png`` (report.html draws its own figures in the
+browser, charts.js), ``lasthop plot`` and ``lasthop compare``: matplotlib without pyplot (no
+global figure state), one layout for every figure, engineering notation on axes, and long
+series drawn as min/max envelopes.
 
 Every figure is the same width with the same left and right margins, so the time axes of a
 run's figures line up when the page shows them one above the other; legends sit in the right
-margin, off the data. Each figure is rendered once: the SVG, written to figures/ and inlined
-in report.html from the same bytes; a PNG as well only when asked for (``lasthop run --png``,
-``lasthop report --png``: for slides), as it costs twice the SVG (Agg rasterises every glyph and
-line). The figures of a report are split over one process per core (Figures).
+margin, off the data. Each figure is rendered once as SVG (``lasthop compare`` inlines it in its
+page) and, for a report's --png, as PNG too (twice the SVG's cost: Agg rasterises every glyph
+and line). The figures of a report are split over one process per core (Figures).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from matplotlib.ticker import EngFormatter, MaxNLocator, NullFormatter, NullLoca
 
 from lasthop.errors import OutputError
 from lasthop.files import safe_name
+from lasthop.report import charts
 from lasthop.report.envelope import Envelope, Raw, is_dense, reduce, values, wide  # noqa: F401 (for the figures' code)
 from lasthop.report.text import eng, label, title_lines  # noqa: F401
 
@@ -64,12 +65,10 @@ PANEL = 1.55         # height of one time-series panel
 GAP = 0.3            # between panels sharing an x axis
 LEGEND_ROW = 0.17    # height of one legend entry at font size 8
 
-# One colour per flow, the same in every figure of a report.
-_PALETTE = [matplotlib.colormaps["tab10"](i) for i in range(10)] + [matplotlib.colormaps["tab20"](i) for i in range(1, 20, 2)]
-
-
-def flow_colors(names: list[str]) -> dict[str, tuple]:
-    return {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
+def flow_colors(names: list[str]) -> dict[str, str]:
+    """One colour per flow, the same in every figure of a report and in the page's (charts.PALETTE:
+    matplotlib's tab10, then the light half of tab20)."""
+    return charts.colors(names)
 
 
 class Panels:

@@ -1,4 +1,5 @@
-"""The report of one run: report.html and figures/ in its results directory.
+"""The report of one run: report.html in its results directory (figures drawn by the page from
+the data it embeds, lasthop.report.charts), and with --png figures/*.png and *.svg (matplotlib).
 
 Figures, each drawn once and all with the same time axis (0 to the simulated time):
 throughput at the receiver per flow, in one panel per group of flows of similar rate (a 20 Mb/s
@@ -10,8 +11,10 @@ one-hour run costs about what a three-minute one does, and a panel of more than 
 as their median and range. Tables: per flow, per WLAN member and per W-CDMA direction, numbers
 in engineering notation.
 
-All data is read and reduced first (RunData, _RunFigures.__init__); each figure is then drawn
-by a build that draw.Figures may run in a forked process.
+All data is read and reduced first (RunData, _RunFigures.__init__); each figure is then built
+twice from it only if asked: as data for the page (the *_chart methods, always) and with
+matplotlib for --png (the builds draw.Figures may run in a forked process). Both share the
+grouping, the log-axis choice and the captions, so the files show what the page shows.
 """
 
 from __future__ import annotations
