@@ -11,7 +11,8 @@ PIP := $(VENV)/bin/pip
 
 # What the compiled core and the Python package are built from (bundled scenarios are compiled in).
 SOURCES := pyproject.toml Cargo.toml Cargo.lock scenarios/*.toml \
-	$(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null)
+	$(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.js' -o -name '*.css' -o -name 'Cargo.toml' 2>/dev/null) \
+	python/lasthop/report/vendor/VERSION
 
 demo: install
 	$(VENV)/bin/lasthop run --out results/dumbbell

@@ -284,10 +284,10 @@ class Results:
 
     def write(self, directory: str | Path, *, force: bool = False, report: bool = False, png: bool = False,
               progress=None) -> Path:
-        """Writes the results directory (and, with `report`, report.html and figures/ in it, SVG
-        and with `png` PNG too) atomically; see lasthop.files for where lasthop agrees to write
-        and what `force` does. `progress(done, total, what)` is called as the report's figures
-        are drawn."""
+        """Writes the results directory (and, with `report`, report.html in it; with `png` also
+        figures/*.png and *.svg, drawn with matplotlib) atomically; see lasthop.files for where
+        lasthop agrees to write and what `force` does. `progress(done, total, what)` is called as
+        the report's figures are prepared."""
 
         def fill(d: Path) -> None:
             self._write_files(d)

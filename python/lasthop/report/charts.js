@@ -94,7 +94,8 @@
       var s = u.scales[scaleKey];
       var decades = s.min > 0 ? Math.log10(s.max / s.min) : 0;
       return splits.map(function (v) {
-        var m = Math.round(v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9)));
+        var x = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9)), m = Math.round(x);
+        if (Math.abs(x - m) > 1e-6 * m) return null;  // the axis' own end (10.2 us), not a round value
         return m === 1 || (decades <= 2.5 && (m === 2 || m === 5)) ? v : null;
       });
     };
