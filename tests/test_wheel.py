@@ -125,4 +125,4 @@ def test_a_run_from_the_wheel_equals_the_development_build(venv, tmp_path):
     # matplotlib is the `plot` extra, not in the default install: the report draws its figures in
     # the browser all the same (the wheel carries the vendored uPlot and charts.js).
     page = (ours / "report.html").read_text()
-    assert "uPlot 1.6.32" in page and "lasthopCharts" in page and 'class="missing"' not in page
+    assert "uPlot 1.6.32" in page and "lasthopCharts" in page and "not drawn</strong>" not in page
