@@ -60,6 +60,7 @@
       else { sw.style.borderTopColor = e.color; sw.style.borderTopStyle = CSS_DASHES[e.dash || 0]; }
       row.appendChild(sw);
       row.appendChild(el("span", null, e.name));
+      e.value = row.appendChild(el("span", "value", ""));  // what the cursor points at, if anything
       div.appendChild(row);
     });
     return div;
@@ -127,7 +128,8 @@
       var last = pi === n - 1;
       var tables = [], series = [{label: "time (s)"}], bands = [], entries = [], ys = [];
       p.series.forEach(function (s) {
-        entries.push({name: s.name, color: s.color});
+        // The series whose value the legend shows under the cursor: the line (an envelope's mean).
+        entries.push({name: s.name, color: s.color, index: series.length + (s.y ? 0 : 2)});
         var path = s.step ? uPlot.paths.stepped({align: 1}) : undefined;
         if (s.y) {
           var y = positive(s.y, p.log);
@@ -159,8 +161,21 @@
       body.appendChild(row);
       var plot = el("div");
       row.appendChild(plot);
-      row.appendChild(legend(p.legend_title, entries));
+      var box = row.appendChild(legend(p.legend_title, entries));
+      var at = box.insertBefore(el("div", "head value", ""), box.firstChild);
+      opts.hooks = {setCursor: [function (u) { readout(u, entries, at, p.unit); }]};
       new uPlot(opts, data, plot);
+    });
+  }
+
+  // The legend under the cursor: the time, and each line's value there (hovering one time panel
+  // moves the cursor of all of them).
+  function readout(u, entries, at, unit) {
+    var i = u.cursor.idx;
+    at.textContent = i == null ? "" : "t = " + Number(u.data[0][i].toPrecision(6)) + " s";
+    entries.forEach(function (e) {
+      var v = i == null ? null : u.data[e.index][i];
+      e.value.textContent = v == null ? "" : (unit ? eng(v, unit) : String(Number(v.toPrecision(3))));
     });
   }
 

@@ -106,6 +106,8 @@ p.missing {{ background: #fff4d6; border: 1px solid #e0c36a; padding: 0.5em 0.8e
 .legend .entry {{ display: flex; align-items: center; margin: 1px 0; }}
 .legend .swatch {{ flex: none; width: 22px; height: 0; border-top: 2px solid; margin-right: 6px; }}
 .legend .box {{ flex: none; width: 12px; height: 12px; margin-right: 6px; }}
+.legend .value {{ color: #555; margin-left: 6px; font-variant-numeric: tabular-nums; }}
+.legend .head.value {{ margin-left: 0; min-height: 1.2em; }}
 .facets {{ display: flex; flex-wrap: wrap; }}
 .facet-title {{ font-size: 12px; text-align: center; }}
 .bars td {{ border: none; padding: 1px 4px; }}
