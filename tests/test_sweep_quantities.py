@@ -101,12 +101,13 @@ def test_mixed_units_are_si_values_in_the_dataset(mixed):
 
 def test_mixed_units_are_placed_by_value_in_the_sweep_report(mixed):
     out, res = mixed
-    from lasthop.report.sweep import METRICS, _aggregate, _metric_figure, parameter_axis
+    from lasthop.report.render import chart_figure
+    from lasthop.report.sweep import METRICS, _aggregate, _metric_chart, parameter_axis
 
     x = parameter_axis("links.bottleneck.rate", MIXED)
     column, what, unit, scale = METRICS[0]
     meta = json.loads((out / "sweep.json").read_text())
-    fig, _ = _metric_figure(_aggregate(res, column), meta, column, what, unit, scale, x, None, [])
+    fig = chart_figure(_metric_chart(_aggregate(res, column), meta, column, what, unit, scale, x, None, []))  # as --png draws it
     ax = fig.axes[0]
     assert _drawn_x(ax) == [MIXED_BPS, MIXED_BPS]  # bulk and voice, each at the hand values
     assert [t.get_text() for t in ax.get_xticklabels()] == ["500 kb/s", "1 Mb/s", "2 Mb/s", "5 Mb/s"]

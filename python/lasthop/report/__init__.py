@@ -10,18 +10,19 @@ its import alone took as long as the rest of a short run, and drawing six figure
 seed and the overridden parameters; every axis its quantity and unit, with numbers in
 engineering notation (12.2 Mb/s).
 
-    run.py       one run: what each figure shows (rate groups, envelopes, log axes, captions),
-                 as data for the page and as matplotlib figures for --png; tables
+    run.py       one run: what each figure shows (rate groups, envelopes, log axes, captions)
+                 as a chart, and the tables
     sweep.py     a sweep: each metric against the first parameter, faceted by the second
-    charts.py    a run's figures as data for the page (rounded to 4 significant digits)
-    charts.js    draws them in the browser (aligned time axes, legends beside the plots)
-    draw.py      the shared matplotlib layout of the --png files
+    charts.py    a run's charts, the data the page embeds (rounded to 4 significant digits)
+    charts.js    draws the charts in the browser (aligned time axes, legends beside the plots)
+    render.py    draws the same charts with matplotlib, for the --png files
+    draw.py      matplotlib's layout and the processes that render files (also plot, compare)
     envelope.py  min/max envelopes that keep long series small
     text.py      names and numbers as text (engineering notation), for tables and figures
     page.py      the HTML page
 
-matplotlib is optional (the ``plot`` extra) and imported only by draw.py, for --png, ``lasthop
-plot`` and the figures of ``lasthop compare``. Without it the page is whole; --png leaves the
+matplotlib is optional (the ``plot`` extra) and imported only by draw.py and render.py, for
+--png, ``lasthop plot`` and the figures of ``lasthop compare``. Without it the page is whole; --png leaves the
 files out and says which and how to get them (PLOT_HINT), as ``lasthop plot`` does.
 """
 

@@ -2,9 +2,10 @@
 report.html embeds and charts.js draws with the vendored uPlot (lasthop.report.page), so a
 report costs no matplotlib at run time (its import alone took as long as the rest of a run).
 
-The figures are those the matplotlib code of run.py draws for ``--png``, from the same reduced
-data (_RunFigures: rate groups, envelopes, the median band of many flows, the log-axis choice),
-so both show the same thing:
+A chart is the one definition of a figure: the page draws it in the browser (charts.js) and
+``--png`` draws it with matplotlib (render.py), so both show the same thing. run.py builds a
+run's charts from its reduced data (rate groups, envelopes, the median band of many flows, the
+log-axis choice), sweep.py a sweep's (kind "sweep"). Kinds:
 
     time     panels sharing the time axis 0..t_end (throughput, delay and jitter, TCP windows,
              queues); series as samples (t, y) or envelopes (t, lo, hi, mean), steps or lines

@@ -11,10 +11,9 @@ one-hour run costs about what a three-minute one does, and a panel of more than 
 as their median and range. Tables: per flow, per WLAN member and per W-CDMA direction, numbers
 in engineering notation.
 
-All data is read and reduced first (RunData, _RunFigures.__init__); each figure is then built
-twice from it only if asked: as data for the page (the *_chart methods, always) and with
-matplotlib for --png (the builds draw.Figures may run in a forked process). Both share the
-grouping, the log-axis choice and the captions, so the files show what the page shows.
+All data is read and reduced first (RunData, _RunFigures.__init__); each figure is then a chart
+(the *_chart methods, lasthop.report.charts): the page embeds it and draws it in the browser, and
+with --png render.py draws the same chart with matplotlib as files, so they show the same thing.
 """
 
 from __future__ import annotations
@@ -35,9 +34,9 @@ from lasthop.report import charts, envelope, page, text
 from lasthop.report.text import eng
 from lasthop.results import Results
 
-# The figures' code (matplotlib), imported when a figure is drawn: without matplotlib the report
-# is its tables and says which figures need it (lasthop.report.plotting_missing).
-draw = LazyModule("lasthop.report.draw")
+# The figure files' code (matplotlib), imported for --png only (lasthop.report.plotting_missing
+# says when it cannot be).
+render = LazyModule("lasthop.report.render")
 
 pa = LazyModule("pyarrow")
 pq = LazyModule("pyarrow.parquet")
@@ -123,12 +122,6 @@ def _numpy(column) -> np.ndarray:
     return values
 
 
-def _title(s: dict, what: str) -> tuple[str, int]:
-    params = s.get("overrides") or {}
-    key = ", ".join(f"{k}={v}" for k, v in params.items() if k != "simulation.seed")
-    return text.title_lines(what, f"{s.get('scenario_name', 'run')} (seed {s.get('seed')})", key)
-
-
 def rate_groups(peaks: dict[str, float]) -> list[list[str]]:
     """Flows grouped by peak rate, fastest first: a flow joins the current group unless its peak
     is below 1/RATE_GROUP of the group's first; at most MAX_RATE_PANELS groups."""
@@ -146,7 +139,6 @@ class _RunFigures:
     def __init__(self, data: RunData):
         self.data = data
         self.s = data.summary
-        self.figs: draw.Figures | None = None  # where the builds add their figures
         self.t_end = float(self.s["simulated_s"])
         iv = data.columns("intervals", ["flow", "t_start_s", "throughput_rx_bps", "delay_mean_ms", "jitter_mean_ms"])
         flow_col = iv.pop("flow").astype(str)
@@ -159,22 +151,20 @@ class _RunFigures:
         self.queue_traces = self._queue_traces()
         self.wlans = [w for w in self.s.get("wlans") or [] if w.get("members")]
 
-    def planned(self) -> list[tuple[str, Callable[[], object], Callable[[], dict]]]:
-        """(what it shows, its matplotlib build, its browser chart) of each figure this run has
-        data for, in the page's order."""
-        out: list[tuple[str, Callable[[], object], Callable[[], dict]]] = []
+    def planned(self) -> list[tuple[str, Callable[[], dict]]]:
+        """(what it shows, its chart) of each figure this run has data for, in the page's order."""
+        out: list[tuple[str, Callable[[], dict]]] = []
         if self.flows:
-            out.append(("throughput at the receiver per flow", self.throughput, self.throughput_chart))
+            out.append(("throughput at the receiver per flow", self.throughput_chart))
         if self.with_delay:
-            out.append(("one-way delay and jitter over time", self.delay_jitter, self.delay_chart))
+            out.append(("one-way delay and jitter over time", self.delay_chart))
         if self.cdf is not None:
-            out.append(("one-way delay CDF", self.delay_cdf, self.cdf_chart))
+            out.append(("one-way delay CDF", self.cdf_chart))
         if self.tcp_traces:
-            out.append(("TCP windows", self.tcp, self.tcp_chart))
+            out.append(("TCP windows", self.tcp_chart))
         if self.queue_traces[0]:
-            out.append(("queue lengths", self.queues, self.queues_chart))
-        out += [(f"802.11 MAC counters of WLAN {w['name']}", functools.partial(self.mac, w), functools.partial(self.mac_chart, w))
-                for w in self.wlans]
+            out.append(("queue lengths", self.queues_chart))
+        out += [(f"802.11 MAC counters of WLAN {w['name']}", functools.partial(self.mac_chart, w)) for w in self.wlans]
         return out
 
     @functools.cached_property
@@ -206,66 +196,6 @@ class _RunFigures:
             band = envelope.Envelope(ts, lo, hi, median)
         return [(f"{len(flows)} flows: median,\nband: lowest to highest", charts.PALETTE[0], band)]
 
-    def _xaxis(self, panels: draw.Panels) -> None:
-        panels.axes[0].set_xlim(0, self.t_end)
-        panels.axes[0].xaxis.set_major_locator(draw.MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]))
-        panels.axes[-1].set_xlabel("time (s)")
-
-    def throughput(self) -> None:
-        groups = self.groups
-        title, lines = _title(self.s, "throughput at the receiver per flow")
-        p = draw.Panels([draw.panel_height(min(len(g), MANY_FLOWS)) for g in groups], title, lines)
-        dense = many = False
-        for ax, group in zip(p.axes, groups):
-            for name, color, series in self._lines(group, "throughput_rx_bps"):
-                dense |= draw.plot(ax, series, color, name)
-            many |= len(group) > MANY_FLOWS
-            ax.set_ylim(bottom=0)
-            draw.eng_axis(ax.yaxis, "b/s")
-            draw.legend_outside(ax)
-        p.axes[len(p.axes) // 2].set_ylabel("throughput at receiver")
-        self._xaxis(p)
-        self.figs.add(p.fig, "throughput", self._throughput_caption(dense, many))
-
-    def delay_jitter(self) -> None:
-        with_delay = self.with_delay
-        title, lines = _title(self.s, "one-way delay and jitter over time")
-        p = draw.Panels([draw.panel_height(min(len(with_delay), MANY_FLOWS)), draw.PANEL], title, lines)
-        logs, dense = [], False
-        for ax, column, what in [(p.axes[0], "delay_mean_ms", "one-way delay\n(interval mean)"),
-                                 (p.axes[1], "jitter_mean_ms", "mean |IPDV|\n(RFC 3393)")]:
-            reduced = self._lines(with_delay, column, 1e-3)
-            log = envelope.wide(np.concatenate([envelope.values(r) for _, _, r in reduced]))
-            if log:
-                ax.set_yscale("log", nonpositive="mask")  # zeros leave gaps, not drops to the edge
-                logs.append(what.split("\n")[0])
-            for name, color, series in reduced:
-                dense |= draw.plot(ax, series, color, name, log=log)
-            draw.eng_axis(ax.yaxis, "s")
-            ax.set_ylabel(what)
-        draw.legend_outside(p.axes[0])
-        self._xaxis(p)
-        self.figs.add(p.fig, "delay", self._delay_caption(logs, dense))
-
-    def delay_cdf(self) -> None:
-        cdf = self.cdf
-        names = cdf["flow"].astype(str)
-        title, lines = _title(self.s, "one-way delay CDF")
-        p = draw.Panels([draw.panel_height(len(set(names))) + 0.8], title, lines, sharex=False)
-        ax = p.axes[0]
-        for f in dict.fromkeys(names):
-            m = names == f
-            ax.plot(cdf["delay_ms"][m] / 1e3, cdf["quantile"][m], color=self.colors.get(f), label=text.label(f))
-        log = envelope.wide(cdf["delay_ms"])
-        if log:
-            ax.set_xscale("log", nonpositive="mask")
-        draw.eng_axis(ax.xaxis, "s")
-        ax.set_xlabel("one-way delay")
-        ax.set_ylabel("fraction of packets")
-        ax.set_ylim(0, 1.0)
-        draw.legend_outside(ax)
-        self.figs.add(p.fig, "delay_cdf", _cdf_caption(log))
-
     def _tcp_traces(self) -> list[tuple[str, dict]]:
         traces = []
         for t in [t for t in self.data.trace_names if t.startswith("tcp/") and not t.endswith("/receiver")]:
@@ -274,21 +204,6 @@ class _RunFigures:
                 traces.append((t, {c: envelope.reduce(tr["time_s"], tr[c], self.t_end, step=True) for c, _, _ in TCP_WINDOWS}))
             del tr  # a long run's trace: only its envelopes are kept
         return traces
-
-    def tcp(self) -> None:
-        traces = self.tcp_traces
-        title, lines = _title(self.s, "TCP windows")
-        p = draw.Panels([draw.panel_height(3)] * len(traces), title, lines)
-        dense = False
-        for ax, (t, reduced) in zip(p.axes, traces):
-            for column, what, color in TCP_WINDOWS:
-                dense |= draw.plot(ax, reduced[column], color, what)
-            ax.set_ylim(bottom=0)
-            draw.eng_axis(ax.yaxis, "B")
-            ax.set_ylabel("window")
-            draw.legend_outside(ax, title=text.label(f"flow {t[4:]}"))
-        self._xaxis(p)
-        self.figs.add(p.fig, "tcp", self._tcp_caption(dense))
 
     def _queue_traces(self) -> tuple[list, list]:
         """(drawn, named only): queues that held QUEUE_SHOWN packets, reduced, and the others."""
@@ -303,48 +218,8 @@ class _RunFigures:
             del tr
         return shown, small
 
-    def queues(self) -> None:
-        (shown, _), dense = self.queue_traces, False
-        title, lines = _title(self.s, "queue lengths")
-        p = draw.Panels([draw.PANEL * 0.8] * len(shown), title, lines)
-        for ax, (t, reduced, _) in zip(p.axes, shown):
-            dense |= draw.plot(ax, reduced, "tab:blue", "packets")
-            ax.set_ylim(bottom=0)
-            draw.integer_axis(ax.yaxis)
-            ax.text(1.01, 0.5, text.label(t), transform=ax.transAxes, fontsize=8, va="center", ha="left")
-        p.axes[len(p.axes) // 2].set_ylabel("queue length (packets)")
-        self._xaxis(p)
-        self.figs.add(p.fig, "queues", self._queues_caption(dense))
-
-    def mac(self, wlan: dict) -> None:
-        members = wlan.get("members") or []
-        counters = self._mac_counters(members)
-        nodes = [m["node"] for m in members]
-        bar = 0.8 / len(counters)
-        what = f"802.11 MAC counters of WLAN {wlan['name']}"
-        title, lines = _title(self.s, what)
-        p = draw.Panels([max(draw.PANEL, 0.11 * len(nodes) * len(counters))], title, lines, sharex=False)
-        ax = p.axes[0]
-        y = np.arange(len(nodes))
-        top = max([_mac_value(m, k) for m in members for k, _, _ in counters], default=0.0)
-        for i, (k, name, color) in enumerate(counters):
-            v = np.array([_mac_value(m, k) for m in members])
-            ys = y - 0.4 + bar * (i + 0.5)
-            ax.barh(ys, v, height=bar * 0.9, color=color, label=name)
-            for yi, vi in zip(ys, v):
-                ax.text(vi + top * 0.01, yi, _count(vi), va="center", fontsize=6.5)
-        ax.set_yticks(y, [text.label(n) for n in nodes])
-        ax.invert_yaxis()
-        ax.set_xlim(0, max(top, 1.0) * 1.12)
-        ax.grid(False)
-        ax.grid(axis="x", alpha=0.3)
-        draw.eng_axis(ax.xaxis, "")
-        ax.set_xlabel("frames")
-        draw.legend_outside(ax)
-        self.figs.add(p.fig, f"mac_{wlan['name']}", _mac_caption(what, wlan))
-
-
-    # The same figures as data for the browser (lasthop.report.charts, drawn by charts.js).
+    # Each figure as a chart (lasthop.report.charts): drawn by the page (charts.js) and for
+    # --png by render.py.
 
     def throughput_chart(self) -> dict:
         panels, dense, many = [], False, False
@@ -447,12 +322,8 @@ def _cdf_caption(log: bool) -> str:
 def _mac_caption(what: str, wlan: dict) -> str:
     busy = wlan.get("busy_share")
     return (f"{what}: per member, frames attempted, retried, lost in collisions, received in error and dropped "
-            f"(queue full + retry limit); {_count(wlan.get('exchanges'))} exchanges, {_count(wlan.get('collisions'))} collided"
+            f"(queue full + retry limit); {text.count(wlan.get('exchanges'))} exchanges, {text.count(wlan.get('collisions'))} collided"
             + (f", channel busy {100 * busy:.1f} % of the time" if busy is not None else ""))
-
-def _count(v) -> str:
-    """A count written out, with thin spaces between thousands: 72 690."""
-    return "–" if v is None else f"{int(v):,}".replace(",", "\u2009")
 
 
 TCP_WINDOWS = [("cwnd_bytes", "cwnd", "tab:blue"), ("ssthresh_bytes", "ssthresh", "tab:orange"),
@@ -515,13 +386,13 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
     rf = _RunFigures(data)
     planned = rf.planned()
     figures = []
-    for i, (_, _, chart) in enumerate(planned):
+    for i, (_, chart) in enumerate(planned):
         figures.append(chart())
         if progress is not None:
             progress(i + 1, len(planned), "preparing the report")
     note = ""
     if png:
-        note = _figure_files(d, rf, planned, progress)
+        note = _figure_files(d, figures, [what for what, _ in planned], progress)
     else:
         page.clear_figures(d)  # an earlier report's files would no longer match the page
     intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
@@ -533,16 +404,14 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
     return out
 
 
-def _figure_files(d: Path, rf: _RunFigures, planned: list, progress: ReportProgress | None) -> str:
-    """figures/*.svg and *.png drawn with matplotlib; without it, the page's note naming them."""
+def _figure_files(d: Path, figures: list[dict], whats: list[str], progress: ReportProgress | None) -> str:
+    """figures/*.svg and *.png drawn with matplotlib (render.py); without it, the page's note
+    naming them."""
     from lasthop.report import plotting_missing
 
     missing = plotting_missing()
     if missing is not None:
         page.clear_figures(d)
-        return page.not_drawn([what for what, _, _ in planned], missing, "lasthop report --png <this directory>",
-                              "Figure files (--png) not drawn")
-    with draw.Figures(d, progress, len(planned), png=True) as figs:
-        rf.figs = figs
-        figs.draw([build for _, build, _ in planned])
+        return page.not_drawn(whats, missing, "lasthop report --png <this directory>", "Figure files (--png) not drawn")
+    render.figure_files(d, figures, progress)
     return ""

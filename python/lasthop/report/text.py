@@ -32,3 +32,8 @@ def eng(value: float | None, unit: str = "", digits: int = 3) -> str:
 def title_lines(what: str, context: str, params: str = "") -> tuple[str, int]:
     text = f"{context} — {what}" + (f"\n{params}" if params else "")
     return label(text), text.count("\n") + 1
+
+
+def count(v) -> str:
+    """A count written out, with thin spaces between thousands: 72 690 ("–" for none)."""
+    return "–" if v is None else f"{int(v):,}".replace(",", "\u2009")
