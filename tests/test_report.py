@@ -347,6 +347,18 @@ def test_vectorised_envelope_equals_the_slice_by_slice_loop(step, case, monkeypa
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, equal_nan=True)
 
 
+def test_names_from_a_scenario_cannot_break_out_of_the_page():
+    from lasthop.report.page import chart_data, page
+
+    chart = {"id": "x\"><script>", "kind": "bars", "title": "a</script><script>alert(1)</script>", "caption": "<b>",
+             "members": ["</script>"], "counters": [], "unit": ""}
+    data = chart_data([chart])
+    # "<" is escaped inside the JSON, which still reads back as the same text.
+    assert "<" not in data and json.loads(data)[0]["title"] == chart["title"]
+    html_page = page("t", "", [], "", charts=[chart])
+    assert html_page.count("<script>") == 2 and "&lt;/script&gt;" in html_page  # uPlot's and charts.js; the title escaped
+
+
 def test_chart_numbers_round_to_four_digits():
     from lasthop.report.charts import numbers
 
