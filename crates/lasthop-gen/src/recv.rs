@@ -1,7 +1,7 @@
-//! The receiver daemon (`lasthop gen recv`): serves sessions one after the other on its control
-//! port ([`crate::control`]); per session it opens a UDP socket and a TCP listener on ephemeral
-//! ports of the control address, logs every packet that arrives to record files
-//! ([`crate::records`]) and returns its counts and records to the sender.
+//! The receiver daemon (`lasthop gen recv`): serves sessions on its control port
+//! ([`crate::control`]), each connection in a thread of its own; per session it opens a UDP
+//! socket and a TCP listener on ephemeral ports of the control address, logs every packet that
+//! arrives to record files ([`crate::records`]) and returns its counts and records to the sender.
 //!
 //! - UDP: `recvmmsg` batches on a socket with a large `SO_RCVBUF` ([`RCVBUF`], forced past
 //!   `rmem_max` with `SO_RCVBUFFORCE` where allowed); receive time one clock read per batch, or
@@ -13,24 +13,36 @@
 //!   datagram's) is counted as malformed and dropped; duplicates and replays of this session are
 //!   logged as they come (the results tell them apart). Memory per flow is a few counters; the
 //!   records go to disk.
+//! - Sessions ([`Limits`]): several at once (as D-ITG's ITGRecv serves several senders), at
+//!   most `sessions`; a connection must get through hello and setup within `handshake`, and a
+//!   running session that hears nothing on its control connection for `idle` is over (the
+//!   sender sends a clock probe every [`crate::send::KEEPALIVE`]); TCP keepalive finds a peer
+//!   that vanished. A session id already being served is refused (ids are random per run).
+//!   However a session ends (done, the sender killed, a refused message, a limit), its data
+//!   threads are stopped and joined and its sockets closed: the session's data owns them and
+//!   stops them when dropped.
+//! - Records go to `<out>/<session>/` (a directory that must not exist yet) or to a private
+//!   temporary directory (`mkdtemp`: mode 0700, an unpredictable name) removed after the session.
 //! - SIGINT/SIGTERM (a flag set by signal-hook, polled every [`POLL`]): the data threads stop,
 //!   the record files are flushed and synced, the session's `counts.json` is written, and a
 //!   sender still connected gets `done` with what was logged (`interrupted: true`).
 //!
-//! Left out: several sessions at once (a second sender waits), IPv6-only data sockets.
+//! Left out: IPv6-only data sockets; a limit on the total memory of many sessions beyond their
+//! number.
 
 use crate::clock::{boot_id, Clock};
 use crate::control::{write_msg, LineReader, ControlError, FlowCounts, FlowSetup, Meter, Msg, Proto, PROTOCOL_VERSION};
 use crate::header::{Header, Kind, HEADER_LEN};
 use crate::mmsg::{enable_kernel_timestamps, send_to, RecvBatch};
 use crate::records::{Record, RecordKind, RecordWriter};
-use socket2::{Domain, Socket, Type};
+use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
 use std::io::{self, BufReader, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -42,13 +54,41 @@ pub const POLL: Duration = Duration::from_millis(50);
 /// The largest TCP message accepted, bytes (a larger length field is garbage).
 pub const MAX_MESSAGE: u32 = 16 << 20;
 
+/// Limits that keep one peer from holding the receiver (D-ITG's ITGRecv waits without end on a
+/// connection that says nothing).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// From accept to `ready`: hello, the clock probes and setup must arrive within this.
+    pub handshake: Duration,
+    /// After setup, a session without a control message for this long is over (a sender sends
+    /// a clock probe every [`crate::send::KEEPALIVE`] while it runs).
+    pub idle: Duration,
+    /// Sessions served at once; a connection beyond them is answered `error` and closed.
+    pub sessions: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { handshake: Duration::from_secs(30), idle: Duration::from_secs(30), sessions: 16 }
+    }
+}
+
+/// TCP keepalive of the control connection: a peer that vanished (host down, cable out) is
+/// found within time + interval × retries = 25 s even when no limit above would notice.
+const KEEPALIVE_TIME: Duration = Duration::from_secs(10);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_RETRIES: u32 = 3;
+/// A peer that does not read its control connection cannot block an answer longer than this.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How the receiver runs.
 pub struct RecvOptions {
     pub listen: SocketAddr,
     /// Required from senders when set; must be set to listen beyond loopback.
     pub token: Option<String>,
-    /// Where each session's records and counts go (`<out>/<session>/`); a temporary directory,
-    /// removed after the session, when None.
+    /// Where each session's records and counts go (`<out>/<session>/`, a directory that must
+    /// not exist yet); a private temporary directory (`mkdtemp`), removed after the session,
+    /// when None.
     pub out: Option<PathBuf>,
     /// Serve this many sessions, then return (None: until a signal).
     pub sessions: Option<u32>,
@@ -56,6 +96,14 @@ pub struct RecvOptions {
     pub kernel_timestamps: bool,
     /// Run the UDP receiving thread at real-time priority (`SCHED_FIFO`) where permitted.
     pub realtime: bool,
+    pub limits: Limits,
+}
+
+impl RecvOptions {
+    /// A receiver on `listen` with the defaults: no token, temporary records, until a signal.
+    pub fn new(listen: SocketAddr) -> Self {
+        RecvOptions { listen, token: None, out: None, sessions: None, kernel_timestamps: false, realtime: false, limits: Limits::default() }
+    }
 }
 
 /// What a finished receiver did.
@@ -63,8 +111,26 @@ pub struct RecvOptions {
 pub struct RecvSummary {
     pub sessions: u32,
     pub malformed: u64,
+    /// Control messages refused, connections that broke a limit and connections refused
+    /// because the receiver was busy.
     pub control_errors: u64,
     pub interrupted: bool,
+}
+
+impl RecvSummary {
+    fn add(&mut self, o: Outcome) {
+        self.sessions += o.started as u32;
+        self.malformed += o.malformed;
+        self.control_errors += o.control_errors;
+    }
+}
+
+/// What one connection's session did.
+#[derive(Debug, Default)]
+struct Outcome {
+    started: bool,
+    malformed: u64,
+    control_errors: u64,
 }
 
 /// Checks the options before anything listens: beyond loopback a token is required.
@@ -84,34 +150,53 @@ pub fn bind(o: &RecvOptions) -> Result<TcpListener, String> {
     TcpListener::bind(o.listen).map_err(|e| format!("--listen {}: cannot listen: {e}", o.listen))
 }
 
-/// Serves sessions until `stop` is set (or `o.sessions` are done). Never panics on input.
+/// Serves sessions, each connection in a thread of its own (up to `o.limits.sessions` at
+/// once), until `stop` is set or `o.sessions` sessions are done; then waits for the sessions
+/// still running (they end at `stop`, or by the limits). Never panics on input.
 pub fn serve(listener: TcpListener, o: &RecvOptions, stop: &AtomicBool) -> Result<RecvSummary, String> {
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let live = Mutex::new(BTreeSet::new());
     let mut summary = RecvSummary::default();
-    while !stop.load(Ordering::Relaxed) && !matches!(o.sessions, Some(n) if summary.sessions >= n) {
-        let (conn, peer) = match listener.accept() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(10));
+    std::thread::scope(|scope| {
+        let mut running: Vec<std::thread::ScopedJoinHandle<'_, Outcome>> = Vec::new();
+        loop {
+            let (done, still): (Vec<_>, Vec<_>) = running.into_iter().partition(|h| h.is_finished());
+            running = still;
+            for h in done {
+                summary.add(h.join().unwrap_or_default());
+            }
+            if stop.load(Ordering::Relaxed) || matches!(o.sessions, Some(n) if summary.sessions >= n) {
+                break;
+            }
+            let (mut conn, peer) = match listener.accept() {
+                Ok(c) => c,
+                Err(_) => {
+                    // Nobody waiting, or no descriptor left (EMFILE): look again shortly.
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            if running.len() >= o.limits.sessions {
+                summary.control_errors += 1;
+                let _ = conn.set_nonblocking(false);
+                let _ = conn.set_write_timeout(Some(POLL));
+                let why = format!("busy: this receiver serves {} sessions at once; try again when one has ended", o.limits.sessions);
+                let _ = write_msg(&mut conn, &Msg::Error { message: why });
                 continue;
             }
-            Err(_) => continue,
-        };
-        let mut s = Session::new(conn, peer, o);
-        // A session that ended early (refused or disconnected) is over; the next one is served.
-        let _ended_early = s.run(stop).is_err();
-        summary.malformed += s.malformed.load(Ordering::Relaxed);
-        summary.control_errors += s.control_errors;
-        if s.started {
-            summary.sessions += 1;
+            let live = &live;
+            running.push(scope.spawn(move || Session::new(conn, peer, o, live).serve(stop)));
         }
-    }
+        for h in running {
+            summary.add(h.join().unwrap_or_default());
+        }
+    });
     summary.interrupted = stop.load(Ordering::Relaxed);
     Ok(summary)
 }
 
-/// Why a session ended early: a refused control message (counted where refused), or the
-/// connection failed.
+/// Why a session ended early: a refused control message or a broken limit (counted where
+/// refused), or the connection failed.
 #[derive(Debug)]
 enum SessionEnd {
     Control,
@@ -123,12 +208,18 @@ struct Session<'a> {
     conn: TcpStream,
     peer: SocketAddr,
     o: &'a RecvOptions,
+    /// Session ids being served: a second hello with a live id is refused.
+    live: &'a Mutex<BTreeSet<u32>>,
+    /// The id this session holds in `live`, released when it ends.
+    id: Option<u32>,
     malformed: Arc<AtomicU64>,
     control_errors: u64,
     started: bool,
+    data: Option<Data>,
 }
 
-/// The data side of a session while it runs.
+/// The data side of a session while it runs. Dropping it stops and joins its threads (which
+/// own the data sockets) and removes a temporary directory, whichever way the session ended.
 struct Data {
     flows: Vec<FlowSetup>,
     received: Arc<Vec<AtomicU64>>,
@@ -138,35 +229,83 @@ struct Data {
     temporary: bool,
 }
 
+impl Data {
+    /// Stops the data threads, waits for them (their record files flushed) and adds up what
+    /// they logged. A second call finds no thread and returns zeros.
+    fn stop_and_join(&mut self) -> Vec<FlowCounts> {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut counts = vec![FlowCounts::default(); self.flows.len()];
+        for t in self.threads.drain(..) {
+            for (c, part) in counts.iter_mut().zip(t.join().unwrap_or_default()) {
+                c.received += part.received;
+                c.bytes += part.bytes;
+            }
+        }
+        counts
+    }
+}
+
+impl Drop for Data {
+    fn drop(&mut self) {
+        self.stop_and_join();
+        if self.temporary {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        drop(self.data.take());
+        if let Some(id) = self.id.take() {
+            self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        }
+    }
+}
+
 impl<'a> Session<'a> {
-    fn new(conn: TcpStream, peer: SocketAddr, o: &'a RecvOptions) -> Self {
-        Session { conn, peer, o, malformed: Arc::new(AtomicU64::new(0)), control_errors: 0, started: false }
+    fn new(conn: TcpStream, peer: SocketAddr, o: &'a RecvOptions, live: &'a Mutex<BTreeSet<u32>>) -> Self {
+        Session { conn, peer, o, live, id: None, malformed: Arc::new(AtomicU64::new(0)), control_errors: 0, started: false, data: None }
+    }
+
+    /// Runs the session to its end, whatever it is: a session cut short after setup (the
+    /// sender gone, a refused message, a limit) has its data threads stopped and joined and
+    /// its counts written, as a finished one.
+    fn serve(mut self, stop: &AtomicBool) -> Outcome {
+        let _ended_early = self.run(stop).is_err();
+        if let Some(mut d) = self.data.take() {
+            let counts = d.stop_and_join();
+            self.write_counts(&d, &counts, stop.load(Ordering::Relaxed), true);
+        }
+        Outcome { started: self.started, malformed: self.malformed.load(Ordering::Relaxed), control_errors: self.control_errors }
     }
 
     fn reply(&mut self, m: &Msg) -> Result<(), SessionEnd> {
         write_msg(&mut self.conn, m).map_err(|_| SessionEnd::Io)
     }
 
-    fn refuse(&mut self, why: String) -> Result<(), SessionEnd> {
+    fn refuse<T>(&mut self, why: String) -> Result<T, SessionEnd> {
         self.control_errors += 1;
         let _ = write_msg(&mut self.conn, &Msg::Error { message: why });
         Err(SessionEnd::Control)
     }
 
-    /// Reads the next control message, polling `stop`; Ok(None) when stopped.
-    fn next(&mut self, r: &mut LineReader<BufReader<TcpStream>>, stop: &AtomicBool) -> Result<Option<Msg>, SessionEnd> {
+    /// Reads the next control message, polling `stop`; Ok(None) when stopped. Past
+    /// `deadline` the session is refused with `late`.
+    fn next(&mut self, r: &mut LineReader<BufReader<TcpStream>>, stop: &AtomicBool, deadline: Instant, late: &str) -> Result<Option<Msg>, SessionEnd> {
         loop {
             if stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }
             match r.read_msg() {
                 Ok(m) => return Ok(Some(m)),
-                Err(ControlError::Io(e)) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => continue,
-                Err(ControlError::Io(_)) | Err(ControlError::Closed) => return Err(SessionEnd::Io),
-                Err(e) => {
-                    let why = e.to_string();
-                    self.refuse(why)?;
+                Err(ControlError::Io(e)) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    if Instant::now() >= deadline {
+                        return self.refuse(late.to_string());
+                    }
                 }
+                Err(ControlError::Io(_)) | Err(ControlError::Closed) => return Err(SessionEnd::Io),
+                Err(e) => return self.refuse(e.to_string()),
             }
         }
     }
@@ -174,10 +313,16 @@ impl<'a> Session<'a> {
     fn run(&mut self, stop: &AtomicBool) -> Result<(), SessionEnd> {
         let _ = self.conn.set_nonblocking(false);
         let _ = self.conn.set_read_timeout(Some(POLL));
+        let _ = self.conn.set_write_timeout(Some(WRITE_TIMEOUT));
         let _ = self.conn.set_nodelay(true);
+        let ka = TcpKeepalive::new().with_time(KEEPALIVE_TIME).with_interval(KEEPALIVE_INTERVAL).with_retries(KEEPALIVE_RETRIES);
+        let _ = SockRef::from(&self.conn).set_tcp_keepalive(&ka);
         let mut r = LineReader::new(BufReader::new(self.conn.try_clone().map_err(|_| SessionEnd::Io)?));
+        let limits = self.o.limits;
+        let mut deadline = Instant::now() + limits.handshake;
         // 1. hello: version and token first, nothing else is read before them.
-        let (session, port) = match self.next(&mut r, stop)? {
+        let late = format!("no hello within {:?} of connecting (the handshake limit): the connection is closed", limits.handshake);
+        let (session, port) = match self.next(&mut r, stop, deadline, &late)? {
             Some(Msg::Hello { version, session, token, data_port }) => {
                 if version != PROTOCOL_VERSION {
                     return self.refuse(format!("protocol version {version}; this receiver speaks version {PROTOCOL_VERSION}"));
@@ -185,6 +330,12 @@ impl<'a> Session<'a> {
                 if self.o.token.is_some() && token != self.o.token {
                     return self.refuse("wrong or missing token (give the receiver's --token to the sender)".into());
                 }
+                if !self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(session) {
+                    return self.refuse(format!(
+                        "session {session:08x} is already running on this receiver: a sender draws a new random id for every run, so this hello is a replay or a copy"
+                    ));
+                }
+                self.id = Some(session);
                 (session, data_port.unwrap_or(0))
             }
             Some(other) => return self.refuse(format!("expected hello, got {}", kind(&other))),
@@ -198,70 +349,105 @@ impl<'a> Session<'a> {
         let ports = (udp.local_addr().map_or(0, |a| a.port()), tcp.local_addr().map_or(0, |a| a.port()));
         self.reply(&Msg::Welcome { version: PROTOCOL_VERSION, boot_id: boot_id(), udp_port: ports.0, tcp_port: ports.1 })?;
         let mut sockets = Some((udp, tcp));
-        let mut data: Option<Data> = None;
         let mut clock = Clock::Monotonic;
         let mut loss_timeout = Duration::from_secs(1);
+        let mut late = format!("no setup within {:?} of connecting (the handshake limit): the session is closed", limits.handshake);
         loop {
-            let Some(m) = self.next(&mut r, stop)? else {
+            let Some(m) = self.next(&mut r, stop, deadline, &late)? else {
                 // Signalled: what was logged is kept and handed over.
-                return self.finish(data, None, loss_timeout, true);
+                return self.finish(None, loss_timeout, true);
             };
+            if self.data.is_some() {
+                deadline = Instant::now() + limits.idle;
+            }
             match m {
                 Msg::ClockProbe { t1 } => {
                     let t2 = clock_now_for_probe(clock);
                     self.reply(&Msg::ClockReply { t1, t2, t3: clock_now_for_probe(clock) })?;
                 }
-                Msg::Setup { clock: c, meter, flows, loss_timeout_ns } if data.is_none() => {
+                Msg::Setup { clock: c, meter, flows, loss_timeout_ns } if self.data.is_none() => {
                     if flows.iter().enumerate().any(|(i, f)| f.id as usize != i) || flows.len() > 65_536 {
                         return self.refuse("setup: flow ids must be 0, 1, 2... in order (at most 65536 flows)".into());
                     }
                     clock = c;
                     loss_timeout = Duration::from_nanos(loss_timeout_ns.min(60_000_000_000));
                     let (udp, tcp) = sockets.take().expect("sockets are taken once, at setup");
-                    let d = self.start_data(session, udp, tcp, flows, c, meter).map_err(|_| SessionEnd::Io)?;
-                    data = Some(d);
+                    let d = match self.start_data(session, udp, tcp, flows, c, meter) {
+                        Ok(d) => d,
+                        Err(why) => return self.refuse(why),
+                    };
+                    self.data = Some(d);
                     self.started = true;
+                    deadline = Instant::now() + limits.idle;
+                    late = format!("no control message for {:?} (the idle limit; a running sender sends one every {:?}): the session is over", limits.idle, crate::send::KEEPALIVE);
                     self.reply(&Msg::Ready {})?;
                 }
-                Msg::Stop { sent } if data.is_some() => return self.finish(data, Some(sent), loss_timeout, false),
+                Msg::Stop { sent } if self.data.is_some() => return self.finish(Some(sent), loss_timeout, false),
                 other => return self.refuse(format!("unexpected {} at this point of the session", kind(&other))),
             }
         }
     }
 
-    fn start_data(&self, session: u32, udp: UdpSocket, tcp: TcpListener, flows: Vec<FlowSetup>, clock: Clock, meter: Meter) -> io::Result<Data> {
-        let (dir, temporary) = match &self.o.out {
-            Some(out) => (out.join(format!("{session:08x}")), false),
-            None => (std::env::temp_dir().join(format!("lh-recv-{}-{session:08x}", std::process::id())), true),
-        };
-        std::fs::create_dir_all(&dir)?;
+    /// The session's record directory: `<out>/<session>` (created here; one that exists is
+    /// refused rather than mixed), or a private temporary one.
+    fn records_dir(&self, session: u32) -> Result<(PathBuf, bool), String> {
+        match &self.o.out {
+            Some(out) => {
+                let dir = out.join(format!("{session:08x}"));
+                std::fs::create_dir_all(out).and_then(|_| std::fs::create_dir(&dir)).map_err(|e| {
+                    format!("the receiver cannot keep this session's records in {}: {e} (each session needs a directory of its own)", dir.display())
+                })?;
+                Ok((dir, false))
+            }
+            None => private_temp_dir().map(|d| (d, true)).map_err(|e| format!("the receiver cannot create a temporary directory for the records: {e}")),
+        }
+    }
+
+    fn start_data(&self, session: u32, udp: UdpSocket, tcp: TcpListener, flows: Vec<FlowSetup>, clock: Clock, meter: Meter) -> Result<Data, String> {
+        let (dir, temporary) = self.records_dir(session)?;
         let received: Arc<Vec<AtomicU64>> = Arc::new(flows.iter().map(|_| AtomicU64::new(0)).collect());
         let stop = Arc::new(AtomicBool::new(false));
-        let mut threads = Vec::new();
-        let ctx = DataCtx { session, flows: flows.clone(), clock, received: received.clone(), stop: stop.clone(), malformed: self.malformed.clone() };
-        if self.o.kernel_timestamps && clock == Clock::Realtime {
-            enable_kernel_timestamps(udp.as_raw_fd())?;
-        }
-        let w = RecordWriter::create(&dir.join("recv-udp.lhr"))?;
-        let c = ctx.clone();
+        // From here on the directory is the Data's: dropped on any error below, it is removed.
+        let mut data = Data { flows: flows.clone(), received: received.clone(), stop: stop.clone(), threads: Vec::new(), dir: dir.clone(), temporary };
+        let ctx = DataCtx { session, flows, clock, received, stop, malformed: self.malformed.clone() };
         let kernel_ts = self.o.kernel_timestamps && clock == Clock::Realtime;
+        if kernel_ts {
+            enable_kernel_timestamps(udp.as_raw_fd()).map_err(|e| format!("SO_TIMESTAMPNS: {e}"))?;
+        }
+        let path = dir.join("recv-udp.lhr");
+        let w = RecordWriter::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let c = ctx.clone();
         let realtime = self.o.realtime;
-        threads.push(std::thread::spawn(move || {
+        data.threads.push(std::thread::spawn(move || {
             if realtime {
                 crate::pacer::realtime_priority();
             }
             udp_loop(udp, w, c, meter == Meter::Rtt, kernel_ts)
         }));
-        let c = ctx;
-        let d = dir.clone();
-        threads.push(std::thread::spawn(move || tcp_accept_loop(tcp, d, c)));
-        Ok(Data { flows, received, stop, threads, dir, temporary })
+        data.threads.push(std::thread::spawn(move || tcp_accept_loop(tcp, dir, ctx)));
+        Ok(data)
+    }
+
+    /// Writes the session's `counts.json` beside its records (kept only with `--out`).
+    fn write_counts(&self, d: &Data, counts: &[FlowCounts], interrupted: bool, aborted: bool) {
+        if d.temporary {
+            return;
+        }
+        let counts_json = serde_json::json!({
+            "flows": d.flows.iter().zip(counts).map(|(f, c)| serde_json::json!({"name": f.name, "received": c.received, "bytes": c.bytes})).collect::<Vec<_>>(),
+            "malformed": self.malformed.load(Ordering::Relaxed),
+            "control_errors": self.control_errors,
+            "interrupted": interrupted,
+            "aborted": aborted,
+            "peer": self.peer.to_string(),
+        });
+        let _ = std::fs::write(d.dir.join("counts.json"), serde_json::to_string_pretty(&counts_json).unwrap_or_default() + "\n");
     }
 
     /// Waits for the sender's counts or the loss timeout, stops the data threads, flushes the
     /// records and answers `done` followed by the records.
-    fn finish(&mut self, data: Option<Data>, sent: Option<Vec<u64>>, loss_timeout: Duration, interrupted: bool) -> Result<(), SessionEnd> {
-        let Some(d) = data else { return Ok(()) };
+    fn finish(&mut self, sent: Option<Vec<u64>>, loss_timeout: Duration, interrupted: bool) -> Result<(), SessionEnd> {
+        let Some(mut d) = self.data.take() else { return Ok(()) };
         if let Some(sent) = &sent {
             let t0 = Instant::now();
             let all_in = || sent.iter().zip(d.received.iter()).all(|(s, r)| r.load(Ordering::Relaxed) >= *s);
@@ -269,36 +455,36 @@ impl<'a> Session<'a> {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
-        d.stop.store(true, Ordering::Relaxed);
-        let mut counts = vec![FlowCounts::default(); d.flows.len()];
-        for t in d.threads {
-            for (c, part) in counts.iter_mut().zip(t.join().unwrap_or_default()) {
-                c.received += part.received;
-                c.bytes += part.bytes;
-            }
-        }
+        let counts = d.stop_and_join();
         let files = record_files(&d.dir);
         let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
         let malformed = self.malformed.load(Ordering::Relaxed);
-        let counts_json = serde_json::json!({
-            "flows": d.flows.iter().zip(&counts).map(|(f, c)| serde_json::json!({"name": f.name, "received": c.received, "bytes": c.bytes})).collect::<Vec<_>>(),
-            "malformed": malformed,
-            "control_errors": self.control_errors,
-            "interrupted": interrupted,
-            "peer": self.peer.to_string(),
-        });
-        let _ = std::fs::write(d.dir.join("counts.json"), serde_json::to_string_pretty(&counts_json).unwrap_or_default() + "\n");
+        self.write_counts(&d, &counts, interrupted, false);
         let done = Msg::Done { counts, malformed, control_errors: self.control_errors, records_bytes: bytes, interrupted };
         let sent_ok = write_msg(&mut self.conn, &done).is_ok() && send_files(&mut self.conn, &files).is_ok();
-        if d.temporary {
-            let _ = std::fs::remove_dir_all(&d.dir);
-        }
+        drop(d); // a temporary directory goes
         if sent_ok {
             Ok(())
         } else {
             Err(SessionEnd::Io)
         }
     }
+}
+
+/// A new private directory under the system's temporary directory: `mkdtemp(3)` creates it
+/// with mode 0700 and an unpredictable name, failing rather than following anything that is
+/// already there.
+fn private_temp_dir() -> io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut template = std::env::temp_dir().join("lh-recv-XXXXXX").into_os_string().into_vec();
+    template.push(0);
+    // SAFETY: a NUL-terminated, writable template ending in six X's, as mkdtemp requires.
+    let p = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
+    if p.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    template.pop();
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(template)))
 }
 
 fn clock_now_for_probe(c: Clock) -> u64 {

@@ -42,6 +42,9 @@ pub const PROBES: usize = 16;
 pub const BULK_MESSAGE: u64 = 16 * 1024;
 /// Time from the end of the setup to the run's origin, so every thread is waiting at its start.
 const LEAD_NS: u64 = 50_000_000;
+/// While the flows run, a clock probe goes to the receiver this often, so that its idle limit
+/// ([`crate::recv::Limits::idle`]) tells a live sender from a vanished one.
+pub const KEEPALIVE: Duration = Duration::from_secs(5);
 
 /// How the sender runs.
 pub struct SendOptions {
@@ -132,7 +135,14 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
     let _ = conn.set_read_timeout(Some(Duration::from_secs(10) + Duration::from_nanos(o.loss_timeout_ns)));
     let mut w = conn.try_clone().map_err(err("control connection"))?;
     let mut r = LineReader::new(BufReader::new(conn));
-    let session = (mono_ns() as u32) ^ std::process::id().rotate_left(16);
+    // Random, from the OS: a receiver refuses a second session with a live id, and datagrams
+    // of another run (an old sender, a replay) carry another id.
+    let session = {
+        use rand_core::RngCore;
+        let mut b = [0u8; 4];
+        rand_core::OsRng.try_fill_bytes(&mut b).map_err(|e| format!("cannot draw a session id from the operating system: {e}"))?;
+        u32::from_le_bytes(b)
+    };
     let ask = |w: &mut TcpStream, r: &mut LineReader<BufReader<TcpStream>>, m: Msg| -> Result<Msg, String> {
         write_msg(w, &m).map_err(err("control connection"))?;
         match read_reply(r) {
@@ -210,10 +220,16 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
         let (c, to) = (ctx.clone(), SocketAddr::new(addr.ip(), tcp_port));
         handles.push((vec![f.id], std::thread::spawn(move || vec![tcp_flow(to, job, wr, c)])));
     }
-    // Wait for the senders, relaying a stop request and progress.
+    // Wait for the senders, relaying a stop request and progress, and keeping the session
+    // alive on the receiver (the replies are skipped when reading `done`).
+    let mut keepalive = std::time::Instant::now() + KEEPALIVE;
     while handles.iter().any(|(_, h)| !h.is_finished()) {
         if stop.load(Ordering::Relaxed) {
             ctx.stop_all.store(true, Ordering::Relaxed);
+        }
+        if std::time::Instant::now() >= keepalive {
+            let _ = write_msg(&mut w, &Msg::ClockProbe { t1: clock.now_ns() });
+            keepalive += KEEPALIVE;
         }
         progress.sent.store(progress_sent.load(Ordering::Relaxed), Ordering::Relaxed);
         std::thread::sleep(Duration::from_millis(20));
@@ -228,7 +244,12 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
     }
     let counts: Vec<u64> = sent.iter().map(|s| s.sent).collect();
     write_msg(&mut w, &Msg::Stop { sent: counts }).map_err(err("control connection"))?;
-    let done = read_reply(&mut r);
+    let done = loop {
+        match read_reply(&mut r) {
+            Ok(Msg::ClockReply { .. }) => continue, // answers to the keepalive probes
+            other => break other,
+        }
+    };
     if let Some((flag, h)) = echo {
         flag.store(true, Ordering::Relaxed);
         let _ = h.join();

@@ -14,7 +14,7 @@ fn work_dir(tag: &str) -> std::path::PathBuf {
 }
 
 fn receiver(sessions: u32, token: Option<&str>) -> (String, std::thread::JoinHandle<lasthop_gen::recv::RecvSummary>) {
-    let o = RecvOptions { listen: "127.0.0.1:0".parse().unwrap(), token: token.map(str::to_string), out: None, sessions: Some(sessions), kernel_timestamps: false, realtime: false };
+    let o = RecvOptions { token: token.map(str::to_string), sessions: Some(sessions), ..RecvOptions::new("127.0.0.1:0".parse().unwrap()) };
     let l = bind(&o).unwrap();
     let addr = l.local_addr().unwrap().to_string();
     let h = std::thread::spawn(move || serve(l, &o, &AtomicBool::new(false)).unwrap());

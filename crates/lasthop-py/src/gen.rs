@@ -159,7 +159,7 @@ fn gen_recv(
         .parse()
         .or_else(|_| format!("{listen}:{}", lasthop_gen::control::DEFAULT_PORT).parse())
         .map_err(|_| GenError::new_err(format!("--listen {listen:?}: an address and port, e.g. 127.0.0.1:9000 or [::1]:9000")))?;
-    let o = RecvOptions { listen: addr, token, out, sessions, kernel_timestamps, realtime };
+    let o = RecvOptions { token, out, sessions, kernel_timestamps, realtime, ..RecvOptions::new(addr) };
     let listener = bind(&o).map_err(GenError::new_err)?;
     if let Some(cb) = on_ready {
         cb.call1(py, (listener.local_addr().map_or(0, |a| a.port()),))?;
