@@ -33,6 +33,7 @@ use super::DitgError;
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::report::{delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table, Transport};
 use lasthop_core::{Duration, Time};
+use lasthop_scenario::MAX_INTERVAL_ROWS;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -259,12 +260,15 @@ impl Importer {
     }
 }
 
-/// Time 0 and the end of the import: the earliest and latest time of any valid record.
-fn clock_of(logs: &[&Path]) -> Result<(Clock, f64), DitgError> {
+/// Time 0 and the end of the import: the earliest and latest time of any valid record; and
+/// the number of flows.
+fn clock_of(logs: &[&Path]) -> Result<(Clock, f64, usize), DitgError> {
     let mut first: Option<f64> = None;
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut flows = std::collections::BTreeSet::new();
     for path in logs {
         each_record(path, |r| {
+            flows.insert(FlowKey::of(r));
             let (tx, rx) = (r.tx.seconds_of_day(), r.rx.seconds_of_day());
             let c = Clock { first: *first.get_or_insert(tx), origin: 0.0 };
             for t in [c.unwrap(tx), c.unwrap(rx)] {
@@ -275,7 +279,7 @@ fn clock_of(logs: &[&Path]) -> Result<(Clock, f64), DitgError> {
         })?;
     }
     match first {
-        Some(first) => Ok((Clock { first, origin: lo }, hi - lo)),
+        Some(first) => Ok((Clock { first, origin: lo }, hi - lo, flows.len())),
         None => Err(DitgError::Argument(format!(
             "{}: no record to import (the log is empty or every record has an invalid time)",
             logs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
@@ -289,7 +293,8 @@ pub fn import_logs(sender: Option<&Path>, receiver: Option<&Path>, opts: &Import
     if logs.is_empty() {
         return Err(DitgError::Argument("import needs a sender log, a receiver log or both".into()));
     }
-    let (clock, span_s) = clock_of(&logs)?;
+    let (clock, span_s, flows) = clock_of(&logs)?;
+    check_interval_rows(opts.interval, span_s, flows)?;
     let mut im = Importer { opts: *opts, clock, flows: Vec::new(), index: BTreeMap::new(), records: 0 };
     if let Some(s) = sender {
         im.sender_pass(s)?;
@@ -304,6 +309,35 @@ pub fn import_logs(sender: Option<&Path>, receiver: Option<&Path>, opts: &Import
     // One past the last event, so that its interval is reported.
     let end = Time((span_s * 1e9).round() as u64 + 1);
     Ok(report(im, sender, receiver, end, span_s))
+}
+
+/// The per-interval table of `flows` flows over `span_s` seconds must keep within the budget
+/// a scenario has ([`MAX_INTERVAL_ROWS`]): a day-long log at a 1 µs interval would otherwise
+/// ask for 8.6·10^10 interval slots per flow.
+fn check_interval_rows(interval: Duration, span_s: f64, flows: usize) -> Result<(), DitgError> {
+    if interval.0 == 0 {
+        return Err(DitgError::Argument("--interval 0: the interval must be positive, e.g. 100ms".into()));
+    }
+    let span = (span_s * 1e9).round() as u64;
+    // Slots 0 ..= span / interval, as the meters fill them.
+    let rows = (span / interval.0 + 1).saturating_mul(flows as u64);
+    if rows > MAX_INTERVAL_ROWS {
+        // The smallest interval whose span / interval + 1 rows per flow fit: span / interval
+        // below the rows each flow may have.
+        let per_flow = MAX_INTERVAL_ROWS / flows as u64;
+        if per_flow == 0 {
+            return Err(DitgError::Argument(format!(
+                "the logs hold {flows} flows, more than the {MAX_INTERVAL_ROWS} per-interval rows a run may keep at any interval"
+            )));
+        }
+        let floor = Duration(span / per_flow + 1);
+        return Err(DitgError::Argument(format!(
+            "--interval {interval} gives {rows} per-interval rows (the logs span {} / interval × {flows} flows), above the budget of \
+             {MAX_INTERVAL_ROWS}; valid: an interval of at least {floor}",
+            Duration(span)
+        )));
+    }
+    Ok(())
 }
 
 fn flow_names(flows: &[FlowIn]) -> Vec<String> {
@@ -379,4 +413,26 @@ fn report(im: Importer, sender: Option<&Path>, receiver: Option<&Path>, end: Tim
         hosts: Vec::new(),
     };
     Imported { report, tables: vec![intervals.into_table(), tables_cdf] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_budget_is_the_scenarios_and_the_error_gives_the_smallest_interval() {
+        // A day (86 400 s) at 1 µs: 8.64·10^10 + 1 rows for one flow.
+        let e = check_interval_rows(Duration(1_000), 86_400.0, 1).unwrap_err().to_string();
+        assert!(e.contains("--interval 1us gives 86400000001 per-interval rows (the logs span 24h"), "{e}");
+        // The smallest valid interval: 86 400 s / 10^6 + 1 ns = 86 400 001 ns (10^6 rows).
+        assert!(e.contains("valid: an interval of at least 86400001ns"), "{e}");
+        assert!(check_interval_rows(Duration(86_400_001), 86_400.0, 1).is_ok());
+        assert!(check_interval_rows(Duration(86_400_000), 86_400.0, 1).is_err(), "10^6 + 1 rows");
+        // Two flows over 10 s at 10 µs: 2 × (10^6 + 1) rows; 20 µs fits.
+        assert!(check_interval_rows(Duration(10_000), 10.0, 2).is_err());
+        let e = check_interval_rows(Duration(10_000), 10.0, 2).unwrap_err().to_string();
+        assert!(e.contains("at least 20001ns"), "10 s / (10^6 / 2 rows) + 1 ns: {e}");
+        assert!(check_interval_rows(Duration(20_001), 10.0, 2).is_ok());
+        assert!(check_interval_rows(Duration(20_000), 10.0, 2).is_err(), "2 × (500 000 + 1) rows");
+    }
 }
