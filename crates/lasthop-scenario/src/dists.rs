@@ -310,6 +310,9 @@ pub fn read_idt_file(base: &Path, path: &str, field: &str) -> Result<TimeDist, S
     };
     ms.rotate_left(1);
     let values = ms.iter().map(|x| Duration((x * 1e6).round() as u64)).collect();
+    // The start delay is whole milliseconds, floored, as ITGSend makes it (2.8.1 r1023,
+    // ITGSend.cpp 1612: `Delay = (long int) floor(flows[id].vectTime[0]);`, a delay in ms that
+    // 2530-2531 turn into the flow's start time); the IDTs keep their fractions (strtod, 1603).
     Ok(TimeDist::Values { values, first: Duration::from_millis(delay.floor() as u64) })
 }
 

@@ -106,6 +106,17 @@ fn ditg_files_are_read_relative_to_the_scenario_and_resolved_into_values() {
 }
 
 #[test]
+fn a_first_idt_below_a_millisecond_starts_at_once_and_the_others_keep_their_fractions() {
+    // tests/data/ditg-idt-submillisecond.txt holds 0.7 and 0.25 ms. ITGSend floors the first
+    // line to whole ms (ITGSend.cpp 1612: `Delay = (long int) floor(vectTime[0])`): 0, so the
+    // flow starts at once (2524: no delay when Delay is 0); the IDTs keep their fractions
+    // (strtod, 1603): 0.25, 0.7, 0.25 ms — at 0, 250, 950, 1200 µs.
+    let app = r#"{ type = "stochastic", idt = { dist = "file", path = "data/ditg-idt-submillisecond.txt" }, size = { dist = "constant", value = "100B" } }"#;
+    let at: Vec<u64> = first(app, 4).into_iter().map(|(t, _)| t).collect();
+    assert_eq!(at, vec![0, 250, 950, 1200]);
+}
+
+#[test]
 fn bad_input_names_the_file_the_field_and_what_is_valid() {
     let size = r#"size = { dist = "constant", value = "100B" }"#;
     let cases: Vec<(String, &[&str])> = vec![
