@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -130,8 +131,9 @@ def test_a_tcp_bulk_transfer_completes_with_the_simulators_tcp_keys(receiver, tm
     assert flow_keys(f) == flow_keys(_simulated(tmp_path).flow("bulk"))
 
 
-def test_sigterm_on_the_receiver_keeps_every_logged_packet(tmp_path):
-    # A 5 s flow at 100 pkt/s; SIGTERM after about 1 s: the receiver stops, flushes, and both the
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_receiver_keeps_every_logged_packet(tmp_path, sig):
+    # A 5 s flow at 100 pkt/s; a signal after about 1 s: the receiver stops, flushes, and both the
     # sender's results and the receiver's own directory hold exactly what it logged.
     r = Receiver("--out", str(tmp_path / "recv"))
     flows = tmp_path / "flows.toml"
@@ -144,7 +146,7 @@ def test_sigterm_on_the_receiver_keeps_every_logged_packet(tmp_path):
     t = threading.Thread(target=sender)
     t.start()
     time.sleep(1.2)
-    r.p.send_signal(signal.SIGTERM)
+    r.p.send_signal(sig)
     t.join(timeout=30)
     assert "stopped by a signal" in r.stop()
     res = out["res"]
@@ -198,3 +200,53 @@ def test_a_flows_file_error_names_the_file_line_and_field(receiver, tmp_path):
     bad.write_text('[[flows]]\nname = "v"\napp = { type = "cbr", size = "160B", interval = "fast" }\n')
     with pytest.raises(gen.GenError, match=r"bad\.toml: line 3: flows\.v\.app\.interval: invalid duration \"fast\""):
         gen.send(receiver.to, bad)
+
+
+TWO_FLOWS = CBR + '[[flows]]\nname = "ctl"\ntransport = "tcp"\napp = { type = "cbr", size = "200B", interval = "20ms" }\n'
+
+
+def _itgdec_flows(text: str) -> dict[int, dict[str, float]]:
+    """ITGDec's per-flow blocks: flow number -> {"Total packets": ..., "Minimum delay": ...}."""
+    flows: dict[int, dict[str, float]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("Flow number:"):
+            current = flows.setdefault(int(line.split(":")[1]), {})
+        elif "****" in line:
+            current = None
+        elif current is not None and " = " in line:
+            key, value = (s.strip() for s in line.split(" = ", 1))
+            current[key] = float(value.split()[0])
+    return flows
+
+
+def test_ditg_logs_of_both_ends_read_the_same_in_itgdec_ditg_dec_and_the_runs_summary(tmp_path):
+    # Both ends write D-ITG logs of a UDP flow (100 pkt/s) and a TCP one (50 msg/s) over 1 s.
+    from lasthop.ditg import decode
+
+    send_log, recv_log = tmp_path / "send.log", tmp_path / "recv.log"
+    r = Receiver("--ditg-log", str(recv_log))
+    flows = tmp_path / "flows.toml"
+    flows.write_text(TWO_FLOWS)
+    res = gen.send(r.to, flows, duration=1.0, loss_timeout=0.5, ditg_log=send_log)
+    r.stop()  # the receiver's log is complete once its session has ended
+    sent, received = _itgdec_flows(decode(send_log)), _itgdec_flows(decode(recv_log))
+    # D-ITG's flow ids count from 1: voice is flow 1, ctl flow 2.
+    for fid, name in [(1, "voice"), (2, "ctl")]:
+        f = res.flow(name)
+        assert sent[fid]["Total packets"] == f["sent_packets"] == {1: 100, 2: 50}[fid]
+        rx = received[fid]
+        assert rx["Total packets"] == f["received_packets"] and rx["Packets dropped"] == f["lost_packets"] == 0
+        assert rx["Bytes received"] == f["delivered_bytes"], "D-ITG's size is the payload after the UDP/TCP header"
+        # The log's times are µs (truncated), ITGDec prints s to 6 decimals: delays agree to 1.5 µs,
+        # D-ITG's jitter (mean |difference of consecutive delays|) to 2.5 µs.
+        d = f["delay_ms"]
+        for key, ours in [("Minimum delay", d["min"]), ("Maximum delay", d["max"]), ("Average delay", d["mean"])]:
+            assert abs(rx[key] * 1e3 - ours) <= 1.5e-3, (name, key, rx[key], ours)
+        assert abs(rx["Average jitter"] * 1e3 - f["jitter_ms"]["ditg"]) <= 2.5e-3, (name, rx["Average jitter"], f["jitter_ms"])
+    itgdec = shutil.which("ITGDec")
+    if itgdec is None:
+        pytest.skip("Debian's d-itg is not installed (scripts/system-deps.sh installs it): ITGDec itself not compared")
+    for log in (send_log, recv_log):
+        out = subprocess.run([itgdec, str(log)], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+        assert out.split("\n", 2)[2] == decode(log), f"ITGDec and lasthop ditg-dec differ on {log.name}"

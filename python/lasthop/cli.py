@@ -634,6 +634,7 @@ def gen_recv(
     once: bool = typer.Option(False, "--once", help="Serve one session, then exit."),
     kernel_timestamps: bool = typer.Option(False, "--kernel-timestamps", help="Use SO_TIMESTAMPNS receive times (across hosts, where the clock is realtime)."),
     realtime: bool = typer.Option(False, "--realtime", help="Receive UDP at SCHED_FIFO priority where permitted."),
+    ditg_log: Optional[Path] = typer.Option(None, "--ditg-log", help="Also log the packets received to FILE as a D-ITG binary log (ITGRecv's -l; ITGDec reads it)."),
 ) -> None:
     """Receive and log what `lasthop gen send` sends, until Ctrl-C or SIGTERM (D-ITG's ITGRecv)."""
     from lasthop import gen
@@ -643,7 +644,8 @@ def gen_recv(
         err.print(Text(f"listening on {host}:{port} (Ctrl-C to stop)"))
 
     try:
-        summary = gen.recv(listen, token=token, out=out, sessions=1 if once else None, kernel_timestamps=kernel_timestamps, on_ready=ready, realtime=realtime)
+        summary = gen.recv(listen, token=token, out=out, sessions=1 if once else None, kernel_timestamps=kernel_timestamps, on_ready=ready, realtime=realtime,
+                           ditg_log=ditg_log)
     except gen.GenError as e:
         raise _error(e)
     except KeyboardInterrupt:
@@ -670,6 +672,7 @@ def gen_send(
     loss_timeout: float = typer.Option(1.0, "--loss-timeout", min=0.0, help="A packet not received this long after the end is lost, s."),
     packets: bool = typer.Option(True, "--packets/--no-packets", help="Write per-packet tables of both ends."),
     realtime: bool = typer.Option(False, "--realtime", help="Pace at SCHED_FIFO priority where permitted (steadier on a busy machine)."),
+    ditg_log: Optional[Path] = typer.Option(None, "--ditg-log", help="Also log the packets sent to FILE as a D-ITG binary log (ITGSend's -l; ITGDec reads it)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html and figures."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
@@ -702,7 +705,7 @@ def gen_send(
         check_output(directory, "run", force)
         try:
             res = gen.send(target, flows, text=text, out=directory, meter=meter, token=token, duration=duration, seed=seed,
-                           loss_timeout=loss_timeout, packets=packets, data_port=data_port, realtime=realtime, progress=show, force=force,
+                           loss_timeout=loss_timeout, packets=packets, data_port=data_port, realtime=realtime, ditg_log=ditg_log, progress=show, force=force,
                            report=report, writing=progress.writing, report_progress=progress.report)
         finally:
             progress.close()

@@ -40,11 +40,15 @@ def ditg_flows(protocol: str = "UDP", rate: float = 1000.0, size: int = 512, dur
 
 def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str | Path | None = None,
          sessions: int | None = None, kernel_timestamps: bool = False,
-         on_ready: Callable[[int], None] | None = None, realtime: bool = False) -> dict:
-    """Serves senders on `listen` until SIGINT/SIGTERM (or `sessions` sessions). With `out`, each
-    session's records and counts stay in ``out/<session>/``; `realtime` receives UDP at
-    SCHED_FIFO priority where permitted. Returns the receiver's summary."""
-    return json.loads(_core.gen_recv(listen, token, None if out is None else str(out), sessions, kernel_timestamps, on_ready, realtime))
+         on_ready: Callable[[int], None] | None = None, realtime: bool = False,
+         ditg_log: str | Path | None = None) -> dict:
+    """Serves senders on `listen` until SIGINT/SIGTERM (or `sessions` sessions), several at once.
+    With `out`, each session's records and counts stay in ``out/<session>/``; with `ditg_log`,
+    every session's received packets are also appended to that D-ITG binary log (ITGRecv's
+    ``-l``) as it ends; `realtime` receives UDP at SCHED_FIFO priority where permitted. Returns
+    the receiver's summary."""
+    return json.loads(_core.gen_recv(listen, token, None if out is None else str(out), sessions, kernel_timestamps, on_ready, realtime,
+                                     None if ditg_log is None else str(ditg_log)))
 
 
 def send(
@@ -61,6 +65,7 @@ def send(
     packets: bool = True,
     data_port: int | None = None,
     realtime: bool = False,
+    ditg_log: str | Path | None = None,
     progress: GenProgressFn | None = None,
     force: bool = False,
     report: bool = False,
@@ -73,7 +78,8 @@ def send(
     `report_progress(done, total, what)` as figures are drawn). `duration` (s) and `seed`
     override the file's ``[simulation]``.
     `realtime` runs the senders at SCHED_FIFO priority where permitted (steadier pacing on a busy
-    machine). Ctrl-C stops the senders early; the results then hold what was sent. Errors: GenError
+    machine). `ditg_log` also writes the packets sent as a D-ITG binary log (ITGSend's ``-l``) that
+    ITGDec and ``lasthop ditg-dec`` read. Ctrl-C stops the senders early; the results then hold what was sent. Errors: GenError
     (bad flows or options, an unreachable or refusing receiver), OutputError."""
     if (flows is None) == (text is None):
         raise GenError("give a flows file (--flows FILE) or D-ITG-like flags, not both and not neither")
@@ -91,7 +97,8 @@ def send(
     work = Path(tempfile.mkdtemp(prefix="lasthop-gen-"))
     try:
         t0 = time.perf_counter()
-        g = _core.GenSend(text, file, to, str(work), meter, token, duration, seed, loss_timeout, packets, data_port, realtime)
+        g = _core.GenSend(text, file, to, str(work), meter, token, duration, seed, loss_timeout, packets, data_port, realtime,
+                         None if ditg_log is None else str(ditg_log))
         while not g.finished():
             try:
                 time.sleep(0.1)

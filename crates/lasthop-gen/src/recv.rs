@@ -34,9 +34,12 @@ use crate::clock::{boot_id, Clock};
 use crate::control::{write_msg, LineReader, ControlError, FlowCounts, FlowSetup, Meter, Msg, Proto, PROTOCOL_VERSION};
 use crate::header::{Header, Kind, HEADER_LEN};
 use crate::mmsg::{enable_kernel_timestamps, send_to, RecvBatch};
+use crate::ditg::export::{append_records, epoch_shift, LogAddrs};
+use crate::ditg::LogWriter;
 use crate::records::{Record, RecordKind, RecordWriter};
 use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
-use std::io::{self, BufReader, Read, Write};
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -97,12 +100,18 @@ pub struct RecvOptions {
     /// Run the UDP receiving thread at real-time priority (`SCHED_FIFO`) where permitted.
     pub realtime: bool,
     pub limits: Limits,
+    /// Also write every session's received packets to this D-ITG binary log (ITGRecv's `-l`),
+    /// appended as each session ends.
+    pub ditg_log: Option<PathBuf>,
 }
+
+/// The receiver's D-ITG log, shared by its sessions.
+type DitgLog = Mutex<LogWriter<BufWriter<File>>>;
 
 impl RecvOptions {
     /// A receiver on `listen` with the defaults: no token, temporary records, until a signal.
     pub fn new(listen: SocketAddr) -> Self {
-        RecvOptions { listen, token: None, out: None, sessions: None, kernel_timestamps: false, realtime: false, limits: Limits::default() }
+        RecvOptions { listen, token: None, out: None, sessions: None, kernel_timestamps: false, realtime: false, limits: Limits::default(), ditg_log: None }
     }
 }
 
@@ -155,6 +164,10 @@ pub fn bind(o: &RecvOptions) -> Result<TcpListener, String> {
 /// still running (they end at `stop`, or by the limits). Never panics on input.
 pub fn serve(listener: TcpListener, o: &RecvOptions, stop: &AtomicBool) -> Result<RecvSummary, String> {
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let ditg = match &o.ditg_log {
+        Some(p) => Some(Mutex::new(LogWriter::create(p).map_err(|e| format!("--ditg-log: {e}"))?)),
+        None => None,
+    };
     let live = Mutex::new(BTreeSet::new());
     let mut summary = RecvSummary::default();
     std::thread::scope(|scope| {
@@ -184,8 +197,8 @@ pub fn serve(listener: TcpListener, o: &RecvOptions, stop: &AtomicBool) -> Resul
                 let _ = write_msg(&mut conn, &Msg::Error { message: why });
                 continue;
             }
-            let live = &live;
-            running.push(scope.spawn(move || Session::new(conn, peer, o, live).serve(stop)));
+            let (live, ditg) = (&live, ditg.as_ref());
+            running.push(scope.spawn(move || Session::new(conn, peer, o, live, ditg).serve(stop)));
         }
         for h in running {
             summary.add(h.join().unwrap_or_default());
@@ -212,6 +225,7 @@ struct Session<'a> {
     live: &'a Mutex<BTreeSet<u32>>,
     /// The id this session holds in `live`, released when it ends.
     id: Option<u32>,
+    ditg: Option<&'a DitgLog>,
     malformed: Arc<AtomicU64>,
     control_errors: u64,
     started: bool,
@@ -222,6 +236,9 @@ struct Session<'a> {
 /// own the data sockets) and removes a temporary directory, whichever way the session ended.
 struct Data {
     flows: Vec<FlowSetup>,
+    clock: Clock,
+    /// The UDP and TCP data sockets' addresses.
+    sockets: (SocketAddr, SocketAddr),
     received: Arc<Vec<AtomicU64>>,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<Vec<FlowCounts>>>,
@@ -264,8 +281,8 @@ impl Drop for Session<'_> {
 }
 
 impl<'a> Session<'a> {
-    fn new(conn: TcpStream, peer: SocketAddr, o: &'a RecvOptions, live: &'a Mutex<BTreeSet<u32>>) -> Self {
-        Session { conn, peer, o, live, id: None, malformed: Arc::new(AtomicU64::new(0)), control_errors: 0, started: false, data: None }
+    fn new(conn: TcpStream, peer: SocketAddr, o: &'a RecvOptions, live: &'a Mutex<BTreeSet<u32>>, ditg: Option<&'a DitgLog>) -> Self {
+        Session { conn, peer, o, live, id: None, ditg, malformed: Arc::new(AtomicU64::new(0)), control_errors: 0, started: false, data: None }
     }
 
     /// Runs the session to its end, whatever it is: a session cut short after setup (the
@@ -276,6 +293,7 @@ impl<'a> Session<'a> {
         if let Some(mut d) = self.data.take() {
             let counts = d.stop_and_join();
             self.write_counts(&d, &counts, stop.load(Ordering::Relaxed), true);
+            self.export(&d);
         }
         Outcome { started: self.started, malformed: self.malformed.load(Ordering::Relaxed), control_errors: self.control_errors }
     }
@@ -408,7 +426,8 @@ impl<'a> Session<'a> {
         let received: Arc<Vec<AtomicU64>> = Arc::new(flows.iter().map(|_| AtomicU64::new(0)).collect());
         let stop = Arc::new(AtomicBool::new(false));
         // From here on the directory is the Data's: dropped on any error below, it is removed.
-        let mut data = Data { flows: flows.clone(), received: received.clone(), stop: stop.clone(), threads: Vec::new(), dir: dir.clone(), temporary };
+        let sockets = (udp.local_addr().map_err(|e| e.to_string())?, tcp.local_addr().map_err(|e| e.to_string())?);
+        let mut data = Data { flows: flows.clone(), clock, sockets, received: received.clone(), stop: stop.clone(), threads: Vec::new(), dir: dir.clone(), temporary };
         let ctx = DataCtx { session, flows, clock, received, stop, malformed: self.malformed.clone() };
         let kernel_ts = self.o.kernel_timestamps && clock == Clock::Realtime;
         if kernel_ts {
@@ -444,6 +463,21 @@ impl<'a> Session<'a> {
         let _ = std::fs::write(d.dir.join("counts.json"), serde_json::to_string_pretty(&counts_json).unwrap_or_default() + "\n");
     }
 
+    /// Appends the session's received packets to the receiver's D-ITG log, if it keeps one
+    /// (after the sender has its answer: a long session takes a while). A failure to write is
+    /// reported on stderr; the session and its answer are not affected.
+    fn export(&self, d: &Data) {
+        let Some(log) = self.ditg else { return };
+        let addrs = LogAddrs { src: self.peer, udp_dst: d.sockets.0, tcp_dst: d.sockets.1 };
+        let protos: Vec<Proto> = d.flows.iter().map(|f| f.proto).collect();
+        let shift = epoch_shift(d.clock);
+        let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+        let written = record_files(&d.dir).iter().try_for_each(|f| append_records(&mut log, f, RecordKind::Received, &protos, &addrs, shift).map(drop));
+        if let Err(e) = written.and_then(|_| log.flush()) {
+            eprintln!("--ditg-log: {e}");
+        }
+    }
+
     /// Waits for the sender's counts or the loss timeout, stops the data threads, flushes the
     /// records and answers `done` followed by the records.
     fn finish(&mut self, sent: Option<Vec<u64>>, loss_timeout: Duration, interrupted: bool) -> Result<(), SessionEnd> {
@@ -462,6 +496,7 @@ impl<'a> Session<'a> {
         self.write_counts(&d, &counts, interrupted, false);
         let done = Msg::Done { counts, malformed, control_errors: self.control_errors, records_bytes: bytes, interrupted };
         let sent_ok = write_msg(&mut self.conn, &done).is_ok() && send_files(&mut self.conn, &files).is_ok();
+        self.export(&d);
         drop(d); // a temporary directory goes
         if sent_ok {
             Ok(())

@@ -21,6 +21,8 @@
 
 use crate::clock::{boot_id, mono_ns, offset_from_probes, Clock, Offset, Probe};
 use crate::control::{write_msg, LineReader, FlowCounts, Meter, Msg, Proto, PROTOCOL_VERSION};
+use crate::ditg::export::{append_records, epoch_shift, LogAddrs};
+use crate::ditg::LogWriter;
 use crate::header::{wire_payload, Header, Kind, HEADER_LEN};
 use crate::mmsg::{RecvBatch, SendBatch};
 use crate::pacer::{deadline, realtime_priority, tighten_timer_slack, wait_until, SPIN_NS};
@@ -60,6 +62,8 @@ pub struct SendOptions {
     pub data_port: Option<u16>,
     /// Run the sending threads at real-time priority (`SCHED_FIFO`) where permitted.
     pub realtime: bool,
+    /// Also write the sender's packets as a D-ITG binary log here (ITGSend's `-l`).
+    pub ditg_log: Option<PathBuf>,
 }
 
 /// Live progress for a caller that polls (the CLI's bar).
@@ -243,10 +247,13 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
         }
     }
     let counts: Vec<u64> = sent.iter().map(|s| s.sent).collect();
-    write_msg(&mut w, &Msg::Stop { sent: counts }).map_err(err("control connection"))?;
+    // A receiver stopped by a signal has already answered `done` and closed: the write may
+    // fail while its answer waits to be read.
+    let stop_written = write_msg(&mut w, &Msg::Stop { sent: counts });
     let done = loop {
         match read_reply(&mut r) {
             Ok(Msg::ClockReply { .. }) => continue, // answers to the keepalive probes
+            Err(e) => break Err(stop_written.err().map_or(e, |w| format!("control connection: {w}"))),
             other => break other,
         }
     };
@@ -265,6 +272,12 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
     if got != records_bytes {
         return Err(format!("the receiver's records were cut short: {got} of {records_bytes} bytes"));
     }
+    if let Some(path) = &o.ditg_log {
+        let src = w.local_addr().map_err(err("control connection"))?;
+        let addrs = LogAddrs { src, udp_dst: SocketAddr::new(addr.ip(), udp_port), tcp_dst: SocketAddr::new(addr.ip(), tcp_port) };
+        let protos: Vec<Proto> = plan.flows.iter().map(|f| f.proto).collect();
+        write_ditg_log(path, &sender_files, &protos, &addrs, epoch_shift(clock)).map_err(|e| format!("--ditg-log: {e}"))?;
+    }
     Ok(Measured {
         clock,
         offset,
@@ -281,6 +294,15 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
         loss_timeout_ns: o.loss_timeout_ns,
         ip_overhead: if addr.is_ipv4() { 28 } else { 48 },
     })
+}
+
+/// Writes the sent records of `files` as a D-ITG sender log (ITGSend's `-l`).
+fn write_ditg_log(path: &Path, files: &[PathBuf], protos: &[Proto], addrs: &LogAddrs, shift: i128) -> Result<(), crate::ditg::DitgError> {
+    let mut log = LogWriter::create(path)?;
+    for f in files {
+        append_records(&mut log, f, RecordKind::Sent, protos, addrs, shift)?;
+    }
+    log.finish().map(drop)
 }
 
 /// The receiver's next message, however long it takes to arrive (the stream's read timeout

@@ -47,7 +47,7 @@ fn meter(name: &str) -> PyResult<Meter> {
 impl PyGenSend {
     /// Loads the flows (a flows file's text, or a whole scenario) and starts sending to `to`.
     #[new]
-    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None, realtime=false))]
+    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None, realtime=false, ditg_log=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         text: &str,
@@ -62,6 +62,7 @@ impl PyGenSend {
         packets: bool,
         data_port: Option<u16>,
         realtime: bool,
+        ditg_log: Option<PathBuf>,
     ) -> PyResult<Self> {
         let duration = match duration_s {
             Some(d) if !(d.is_finite() && d > 0.0) => return Err(GenError::new_err(format!("--duration {d}: a positive number of seconds"))),
@@ -75,7 +76,7 @@ impl PyGenSend {
         let mut plan: Plan = plan_from_toml(text, file, duration, seed).map_err(GenError::new_err)?;
         let duration_s = plan.duration_ns as f64 / 1e9;
         let planned_packets = planned(&plan);
-        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime };
+        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime, ditg_log };
         let progress = Arc::new(Progress::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (p, s) = (progress.clone(), stop.clone());
@@ -143,7 +144,7 @@ fn gen_ditg_flows(protocol: &str, rate_pps: f64, size: u64, duration_ms: u64) ->
 /// Runs a receiver on `listen` until SIGINT/SIGTERM (or `sessions` sessions); returns its
 /// summary as JSON. `on_ready(port)` is called once it listens (port 0 picks one).
 #[pyfunction]
-#[pyo3(signature = (listen, token=None, out=None, sessions=None, kernel_timestamps=false, on_ready=None, realtime=false))]
+#[pyo3(signature = (listen, token=None, out=None, sessions=None, kernel_timestamps=false, on_ready=None, realtime=false, ditg_log=None))]
 #[allow(clippy::too_many_arguments)]
 fn gen_recv(
     py: Python<'_>,
@@ -154,12 +155,13 @@ fn gen_recv(
     kernel_timestamps: bool,
     on_ready: Option<PyObject>,
     realtime: bool,
+    ditg_log: Option<PathBuf>,
 ) -> PyResult<String> {
     let addr = listen
         .parse()
         .or_else(|_| format!("{listen}:{}", lasthop_gen::control::DEFAULT_PORT).parse())
         .map_err(|_| GenError::new_err(format!("--listen {listen:?}: an address and port, e.g. 127.0.0.1:9000 or [::1]:9000")))?;
-    let o = RecvOptions { token, out, sessions, kernel_timestamps, realtime, ..RecvOptions::new(addr) };
+    let o = RecvOptions { token, out, sessions, kernel_timestamps, realtime, ditg_log, ..RecvOptions::new(addr) };
     let listener = bind(&o).map_err(GenError::new_err)?;
     if let Some(cb) = on_ready {
         cb.call1(py, (listener.local_addr().map_or(0, |a| a.port()),))?;

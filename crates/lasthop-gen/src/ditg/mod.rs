@@ -9,6 +9,8 @@
 //! - [`dec`]     ITGDec's summary, digit for digit, quirks included (TOTAL jitter across flows,
 //!   time-of-day wraps, 32-bit loss counters)
 //! - [`series`]  ITGDec's `-c <ms>` time series (combined_stats.dat)
+//! - [`export`]  lasthop's per-packet records → D-ITG logs (`--ditg-log FILE` of `lasthop gen
+//!   send` and `lasthop gen recv`)
 //! - [`import`]  D-ITG logs → lasthop's per-flow meters (`lasthop_core::metrics::FlowMeter`)
 //!   and run report, counting what ITGDec does not: tail loss (with the sender's log),
 //!   percentiles, RFC 3393 IPDV and RFC 3550 jitter beside D-ITG's own jitter
@@ -17,6 +19,7 @@
 //! intervals start at the earliest receive time of the whole log), memory is per flow.
 
 pub mod dec;
+pub mod export;
 pub mod import;
 pub mod record;
 pub mod series;

@@ -309,6 +309,11 @@ impl<W: Write> LogWriter<W> {
         })
     }
 
+    /// Writes out what is buffered (the file then holds every record written so far).
+    pub fn flush(&mut self) -> Result<(), DitgError> {
+        self.out.flush().map_err(|e| DitgError::Io { path: self.name.clone(), source: e })
+    }
+
     /// Records written so far.
     pub fn records(&self) -> u64 {
         self.records
