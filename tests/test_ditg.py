@@ -266,3 +266,17 @@ def test_import_unwraps_midnight_and_counts_duplicates_once():
     assert (f1["received_packets"], f1["lost_packets"], f1["sent_packets"]) == (9, 3, 12)
     assert res.summary["scenario"]["flows"]["flow1"]["duplicates"] == 2
     assert "Total packets            =            11" in (DATA / "edge-seq.log.itgdec.txt").read_text()
+
+
+def test_an_interval_too_fine_for_the_logs_span_is_refused_with_the_smallest_that_fits(tmp_path):
+    # loss-recv.log: 3 flows over ~0.91 s (ITGDec's total time); at 1 µs that is ~2.7·10^6
+    # interval rows, above the scenario's budget of 10^6 (a day-long log asked for 8.6·10^10).
+    r = lasthop_cli("import-ditg", str(DATA / "loss-recv.log"), "--interval", "1us", "--out", str(tmp_path / "x"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "--interval 1us gives" in r.stderr and "× 3 flows), above the budget of 1000000" in r.stderr, r.stderr
+    smallest = int(re.search(r"valid: an interval of at least (\d+)ns", r.stderr).group(1))
+    assert 2_700 < smallest < 2_800, smallest
+    # The interval it names is the smallest that fits: 1 ns less does not.
+    import_logs(None, DATA / "loss-recv.log", interval_s=smallest * 1e-9)
+    with pytest.raises(DitgLogError, match="above the budget"):
+        import_logs(None, DATA / "loss-recv.log", interval_s=(smallest - 1) * 1e-9)
