@@ -15,11 +15,13 @@
 //! - [`send`]     the sender: UDP flows merged by due time, a thread per TCP flow, echoes
 //! - [`recv`]     the receiver daemon: sessions, batched UDP, TCP readers, signals
 //! - [`results`]  both ends' records → the core's meters → `RunReport` and tables
+//! - [`account`]  the one records → meters → report path of `results` and the D-ITG import
 //! - [`ditg`]     D-ITG 2.8.1 compatibility: its binary log records, ITGDec's summary and time
 //!   series, and logs written in its format
 //!
 //! Linux only (clock_nanosleep, sendmmsg/recvmmsg, TCP_INFO, SO_RCVBUFFORCE).
 
+pub mod account;
 pub mod clock;
 pub mod control;
 pub mod ditg;

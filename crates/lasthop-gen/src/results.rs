@@ -1,6 +1,7 @@
 //! Results of a measured run, computed by the core's meters ([`FlowMeter`]) from both ends'
-//! record files, into the core's report types ([`RunReport`], [`FlowReport`]) and tables: the
-//! same `summary.json` keys, intervals, delay CDF and per-packet tables as a simulated run.
+//! record files, into the core's report types ([`RunReport`]) and tables: the same
+//! `summary.json` keys, intervals, delay CDF and per-packet tables as a simulated run. The
+//! records go through [`crate::account`], the path a D-ITG import takes too.
 //!
 //! How the records become metric events (all times on the sender's clock, counted from the
 //! run's origin; a receive time is the receiver's clock minus the estimated offset):
@@ -25,6 +26,7 @@
 //! counters Linux does not expose there (fast retransmits, timeouts, persist probes, RTT samples,
 //! advertised windows) are reported as 0 / null.
 
+use crate::account::{self, FlowAccount, FlowEntry, SeqSet};
 use crate::clock::Clock;
 use crate::control::{Meter, Proto};
 use crate::plan::Plan;
@@ -32,8 +34,7 @@ use crate::records::{read_records, RecordKind};
 use crate::send::{FlowSent, Measured, TcpInfo};
 use lasthop_core::metrics::{DelayStats, DropCause, FlowMeter};
 use lasthop_core::report::{
-    delay_cdf_table, AdvertisedWindows, Column, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table,
-    TcpConnectionReport, TcpCounters, TcpReport, Transport,
+    AdvertisedWindows, Column, RunHeader, RunReport, Table, TcpConnectionReport, TcpCounters, TcpReport, Transport,
 };
 use lasthop_core::{Duration, Time};
 use serde::Serialize;
@@ -102,33 +103,6 @@ pub struct MeasureFlow {
     pub echo_lost: Option<u64>,
 }
 
-/// Received sequence numbers of one flow: one bit per packet the sender sent.
-struct Seen {
-    bits: Vec<u64>,
-    n: u64,
-    max: Option<u32>,
-}
-
-impl Seen {
-    fn new(n: u64) -> Seen {
-        Seen { bits: vec![0; n.div_ceil(64) as usize], n, max: None }
-    }
-    /// Marks `seq`; None when out of range, Some(true) when it was new.
-    fn mark(&mut self, seq: u32) -> Option<bool> {
-        if seq as u64 >= self.n {
-            return None;
-        }
-        let w = self.bits.get_mut(seq as usize / 64)?;
-        let bit = 1u64 << (seq % 64);
-        let new = *w & bit == 0;
-        *w |= bit;
-        Some(new)
-    }
-    fn has(&self, seq: u32) -> bool {
-        self.bits.get(seq as usize / 64).is_some_and(|w| w & (1 << (seq % 64)) != 0)
-    }
-}
-
 /// Per-packet tables under construction.
 #[derive(Default)]
 struct PacketCols {
@@ -162,7 +136,7 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
         Proto::Udp => b + m.ip_overhead,
         Proto::Tcp => b + 40,
     };
-    let mut meters: Vec<FlowMeter> = plan
+    let mut accounts: Vec<FlowAccount> = plan
         .flows
         .iter()
         .map(|f| {
@@ -173,13 +147,11 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
             if f.discard_reordered {
                 mt.set_discard_reordered();
             }
-            mt
+            FlowAccount::new(mt)
         })
         .collect();
-    let mut seen: Vec<Seen> = m.flows.iter().map(|s| Seen::new(s.requested)).collect();
-    let mut dup = vec![0u64; n];
-    let mut reordered = vec![0u64; n];
-    let mut last_rx = vec![None::<Time>; n];
+    // A sequence number at or past the packets the sender asked for names no packet it sent.
+    let sent_seq = |f: usize, seq: u32| (seq as u64) < m.flows[f].requested;
     let mut unmatched = 0u64;
     let mut rx_at: Vec<Vec<f64>> = if packets { m.flows.iter().map(|s| vec![f64::NAN; s.requested as usize]).collect() } else { Vec::new() };
     let mut recv_cols: Vec<PacketCols> = (0..if packets { n } else { 0 }).map(|_| PacketCols::default()).collect();
@@ -189,7 +161,7 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
     let mut span = vec![None::<(u64, u64)>; n];
     for f in &m.sender_files {
         for r in open(f)?.filter(|r| r.kind == RecordKind::Sent && (r.flow as usize) < n) {
-            meters[r.flow as usize].on_sent(rel(r.tx_ns), wire(r.flow as usize, r.bytes));
+            accounts[r.flow as usize].sent(rel(r.tx_ns), r.seq, wire(r.flow as usize, r.bytes));
             let sp = &mut span[r.flow as usize];
             *sp = Some(sp.map_or((r.tx_ns, r.tx_ns), |(a, b)| (a.min(r.tx_ns), b.max(r.tx_ns))));
             // A late sender sends past the planned end: the time series covers it.
@@ -198,18 +170,12 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
     }
     for r in open(&m.receiver_file)? {
         let f = r.flow as usize;
-        if f >= n || r.kind != RecordKind::Received {
+        if f >= n || r.kind != RecordKind::Received || !sent_seq(f, r.seq) {
             unmatched += 1;
             continue;
         }
         let (now, sent_at) = (rx_rel(r.rx_ns), rel(r.tx_ns));
-        let first = match seen[f].mark(r.seq) {
-            None => {
-                unmatched += 1;
-                continue;
-            }
-            Some(first) => first,
-        };
+        let first = accounts[f].received(now, sent_at, r.seq, wire(f, r.bytes), r.bytes as u64);
         if packets {
             let c = &mut recv_cols[f];
             c.seq.push(r.seq as u64);
@@ -217,28 +183,19 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
             c.received_s.push(Some(secs(now)));
             c.bytes.push(r.bytes as u64);
             c.outcome.push(if first { "received" } else { "duplicate" }.into());
-        }
-        if !first {
-            dup[f] += 1;
-            continue;
-        }
-        if seen[f].max.is_some_and(|mx| r.seq < mx) {
-            reordered[f] += 1;
-        }
-        seen[f].max = Some(seen[f].max.map_or(r.seq, |mx| mx.max(r.seq)));
-        meters[f].on_received(now, sent_at, r.seq, wire(f, r.bytes));
-        meters[f].on_delivered(now, r.bytes as u64);
-        last_rx[f] = Some(last_rx[f].map_or(now, |t: Time| t.max(now)));
-        end = end.max(now);
-        if packets {
-            if let Some(x) = rx_at[f].get_mut(r.seq as usize) {
-                *x = secs(now);
+            if first {
+                if let Some(x) = rx_at[f].get_mut(r.seq as usize) {
+                    *x = secs(now);
+                }
             }
+        }
+        if first {
+            end = end.max(now);
         }
     }
     // Tail loss, and the sender's per-packet tables.
     let mut send_cols: Vec<PacketCols> = (0..if packets { n } else { 0 }).map(|_| PacketCols::default()).collect();
-    let mut rtt: Vec<Option<(FlowMeter, Seen)>> = (0..n).map(|_| None).collect();
+    let mut rtt: Vec<Option<(FlowMeter, SeqSet)>> = (0..n).map(|_| None).collect();
     for f in &m.sender_files {
         for r in open(f)? {
             let fi = r.flow as usize;
@@ -247,9 +204,9 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
             }
             match r.kind {
                 RecordKind::Sent => {
-                    let got = seen[fi].has(r.seq);
+                    let got = accounts[fi].was_received(r.seq);
                     if !got && !m.interrupted {
-                        meters[fi].on_dropped(rel(r.tx_ns), DropCause::Unattributed);
+                        accounts[fi].lost(rel(r.tx_ns), r.seq, DropCause::Unattributed);
                     }
                     if packets {
                         let c = &mut send_cols[fi];
@@ -267,8 +224,8 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
                     }
                 }
                 RecordKind::EchoReceived => {
-                    let slot = rtt[fi].get_or_insert_with(|| (FlowMeter::new(plan.interval), Seen::new(m.flows[fi].requested)));
-                    if slot.1.mark(r.seq) == Some(true) && r.rx_ns >= r.tx_ns {
+                    let slot = rtt[fi].get_or_insert_with(|| (FlowMeter::new(plan.interval), SeqSet::default()));
+                    if sent_seq(fi, r.seq) && slot.1.insert(r.seq) && r.rx_ns >= r.tx_ns {
                         slot.0.on_received(rel(r.rx_ns), rel(r.tx_ns), r.seq, r.bytes);
                     }
                 }
@@ -276,29 +233,20 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
             }
         }
     }
-    let mut report_flows = Vec::with_capacity(n);
-    let mut intervals = IntervalColumns::default();
+    let mut entries = Vec::with_capacity(n);
+    let mut completions = Vec::with_capacity(n);
     let mut measure_flows = Vec::with_capacity(n);
-    let mut in_flight_total = 0;
     for (i, f) in plan.flows.iter().enumerate() {
         let s = &m.flows[i];
+        let a = &accounts[i];
         let finite = f.volume_bytes().is_some();
-        let all_in = meters[i].received_packets() == s.sent && s.sent > 0;
-        let completed = (finite && all_in).then(|| last_rx[i]).flatten();
+        let all_in = a.meter.received_packets() == s.sent && s.sent > 0;
+        let completed = (finite && all_in).then_some(a.last_rx).flatten();
+        completions.push(completed);
         // A finite transfer's active period ends when it completed.
         let stop = completed.map_or(f.stop_ns, |t| t.0);
         let active = Duration(stop.saturating_sub(f.start_ns));
-        let forward = meters[i].summary(active);
-        in_flight_total += forward.lost_by_cause.in_flight_at_end;
-        for row in meters[i].interval_rows(end) {
-            intervals.push(&f.name, row);
-        }
-        let connection = (f.proto == Proto::Tcp).then(|| TcpConnectionReport {
-            response_time_s: completed.map(|t| (t.0.saturating_sub(f.start_ns)) as f64 / 1e9),
-            tcp: tcp_report(s.tcp.unwrap_or_default(), forward.received_bytes.saturating_sub(40 * forward.received_packets)),
-        });
-        let no_reverse = FlowMeter::light(plan.interval).summary(active);
-        report_flows.push(FlowReport {
+        entries.push(FlowEntry {
             name: f.name.clone(),
             transport: match f.proto {
                 Proto::Udp => Transport::Udp,
@@ -306,42 +254,38 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
             },
             src: f.src.clone(),
             dst: f.dst.clone(),
-            start_s: f.start_ns as f64 / 1e9,
-            stop_s: stop as f64 / 1e9,
-            forward,
-            reverse: ReverseSummary::from(&no_reverse),
-            connection,
+            start: Time(f.start_ns),
+            stop: Time(stop),
+            account: a,
         });
-        let rtt_i = rtt[i].as_ref().map(|(mt, _)| (mt, meters[i].received_packets()));
-        let mut mf = measure_flow(&f.name, s, dup[i], reordered[i], rtt_i, active);
+        let rtt_i = rtt[i].as_ref().map(|(mt, _)| (mt, a.meter.received_packets()));
+        let mut mf = measure_flow(&f.name, s, a.duplicates, a.reordered, rtt_i, active);
         mf.send_span_s = span[i].map(|(a, b)| (b - a) as f64 / 1e9);
         measure_flows.push(mf);
     }
-    let mut tables = vec![intervals.into_table(), delay_cdf_table(plan.flows.iter().zip(&meters).map(|(f, mt)| (f.name.as_str(), mt)))];
+    let events: u64 = m.flows.iter().map(|s| s.sent).sum::<u64>() + m.received.iter().map(|c| c.received).sum::<u64>();
+    let header = RunHeader {
+        scenario: plan.configuration.clone(),
+        seed: plan.seed,
+        simulated_s: plan.duration_ns as f64 / 1e9,
+        events_processed: events,
+        packets_in_network_at_end: 0,
+    };
+    let connection = |i: usize, forward: &lasthop_core::metrics::FlowSummary| {
+        let f = &plan.flows[i];
+        (f.proto == Proto::Tcp).then(|| TcpConnectionReport {
+            response_time_s: completions[i].map(|t: Time| (t.0.saturating_sub(f.start_ns)) as f64 / 1e9),
+            tcp: tcp_report(m.flows[i].tcp.unwrap_or_default(), forward.received_bytes.saturating_sub(40 * forward.received_packets)),
+        })
+    };
+    let (mut report, mut tables, in_flight) = account::report(header, &entries, plan.interval, end, connection);
+    report.header.packets_in_network_at_end = in_flight;
     if packets {
         for ((f, s), r) in plan.flows.iter().zip(send_cols).zip(recv_cols) {
             tables.push(s.table(format!("packets/{}", f.name)));
             tables.push(r.table(format!("packets/{}/receiver", f.name)));
         }
     }
-    let events: u64 = m.flows.iter().map(|s| s.sent).sum::<u64>() + m.received.iter().map(|c| c.received).sum::<u64>();
-    let report = RunReport {
-        header: RunHeader {
-            scenario: plan.configuration.clone(),
-            seed: plan.seed,
-            simulated_s: plan.duration_ns as f64 / 1e9,
-            events_processed: events,
-            packets_in_network_at_end: in_flight_total,
-        },
-        flows: report_flows,
-        links: Vec::new(),
-        wlans: Vec::new(),
-        wcdma: Vec::new(),
-        sap_law: Vec::new(),
-        snoop: Vec::new(),
-        error_generators: Vec::new(),
-        hosts: Vec::new(),
-    };
     let measure = MeasureReport {
         clock: m.clock,
         clock_offset_ns: m.offset.offset_ns,
@@ -420,16 +364,6 @@ fn tcp_report(t: TcpInfo, bytes_read: u64) -> TcpReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seen_marks_first_copies_and_refuses_sequence_numbers_never_sent() {
-        let mut s = Seen::new(100);
-        assert_eq!(s.mark(5), Some(true));
-        assert_eq!(s.mark(5), Some(false), "a duplicate");
-        assert_eq!(s.mark(99), Some(true));
-        assert_eq!(s.mark(100), None, "never sent (inside the bitmap's last word all the same)");
-        assert!(s.has(5) && !s.has(6));
-    }
 
     #[test]
     fn tcp_states_are_named_as_the_simulator_names_them() {

@@ -23,6 +23,10 @@
 //! "packet" of a TCP flow is one of its messages, not a segment. The active period of a flow is
 //! its first to its last send time.
 //!
+//! The records go through the same [`crate::account`] as lasthop's own records do (one
+//! [`FlowAccount`] per flow, one [`account::report`]), so an import and a measured run count
+//! alike.
+//!
 //! Memory: one meter per flow plus one bit per sequence number seen (in 8 KB blocks); the logs
 //! are streamed (read up to four times). A receiver-only import infers at most 2^26 lost
 //! packets per flow (each goes through the meter); beyond, it asks for the sender's log.
@@ -30,8 +34,9 @@
 use super::dec::FlowKey;
 use super::record::{LogReader, Record};
 use super::DitgError;
+use crate::account::{self, FlowAccount, FlowEntry};
 use lasthop_core::metrics::{DropCause, FlowMeter};
-use lasthop_core::report::{delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table, Transport};
+use lasthop_core::report::{RunHeader, RunReport, Table, Transport};
 use lasthop_core::{Duration, Time};
 use lasthop_scenario::MAX_INTERVAL_ROWS;
 use serde_json::json;
@@ -62,42 +67,13 @@ pub struct Imported {
 /// Most packets a receiver-only import infers lost in one flow (each is fed to the meter).
 const MAX_GAP_PACKETS: u64 = 1 << 26;
 
-/// A set of sequence numbers: one bit each, in blocks of 2^16 allocated where used (a stray
-/// sequence number of 4·10^9 costs one block and a 0.5 MB index, not 512 MB).
-#[derive(Default)]
-struct SeqSet(Vec<Option<Box<[u64; 1024]>>>);
-
-impl SeqSet {
-    fn contains(&self, s: u32) -> bool {
-        let (b, w, bit) = ((s >> 16) as usize, (s as usize & 0xFFFF) / 64, s % 64);
-        self.0.get(b).and_then(|x| x.as_ref()).is_some_and(|x| x[w] >> bit & 1 == 1)
-    }
-    /// Inserts; false if it was there.
-    fn insert(&mut self, s: u32) -> bool {
-        let (b, w, bit) = ((s >> 16) as usize, (s as usize & 0xFFFF) / 64, s % 64);
-        if b >= self.0.len() {
-            self.0.resize_with(b + 1, || None);
-        }
-        let block = self.0[b].get_or_insert_with(|| Box::new([0; 1024]));
-        let had = block[w] >> bit & 1 == 1;
-        block[w] |= 1 << bit;
-        !had
-    }
-}
-
 /// One flow being imported.
 struct FlowIn {
     key: FlowKey,
-    meter: FlowMeter,
-    sent: SeqSet,
-    received: SeqSet,
+    account: FlowAccount,
     /// Receiver-only: sequence ranges found missing, with the time they were found.
     gaps: Vec<(u32, u32, Time)>,
     gap_packets: u64,
-    max_seq: u32,
-    first_tx: Option<Time>,
-    last_tx: Time,
-    duplicates: u64,
     not_in_sender_log: u64,
 }
 
@@ -156,26 +132,10 @@ impl Importer {
         let key = FlowKey::of(r);
         let i = *self.index.entry(key).or_insert(self.flows.len());
         if i == self.flows.len() {
-            self.flows.push(FlowIn {
-                key,
-                meter: FlowMeter::new(self.opts.interval),
-                sent: SeqSet::default(),
-                received: SeqSet::default(),
-                gaps: Vec::new(),
-                gap_packets: 0,
-                max_seq: 0,
-                first_tx: None,
-                last_tx: Time(0),
-                duplicates: 0,
-                not_in_sender_log: 0,
-            });
+            let account = FlowAccount::new(FlowMeter::new(self.opts.interval));
+            self.flows.push(FlowIn { key, account, gaps: Vec::new(), gap_packets: 0, not_in_sender_log: 0 });
         }
         &mut self.flows[i]
-    }
-
-    fn note_tx(f: &mut FlowIn, tx: Time) {
-        f.first_tx = Some(f.first_tx.map_or(tx, |t| t.min(tx)));
-        f.last_tx = f.last_tx.max(tx);
     }
 
     fn sender_pass(&mut self, path: &Path) -> Result<(), DitgError> {
@@ -183,11 +143,7 @@ impl Importer {
         each_record(path, |r| {
             self.records += 1;
             let f = self.flow(r);
-            if f.sent.insert(r.seq) {
-                let tx = clock.at(r.tx.seconds_of_day());
-                f.meter.on_sent(tx, r.size + header_bytes(r, transport));
-                Self::note_tx(f, tx);
-            }
+            f.account.sent(clock.at(r.tx.seconds_of_day()), r.seq, r.size + header_bytes(r, transport));
             Ok(())
         })
     }
@@ -197,20 +153,18 @@ impl Importer {
         each_record(path, |r| {
             self.records += 1;
             let f = self.flow(r);
-            if !f.received.insert(r.seq) {
-                f.duplicates += 1;
+            if f.account.was_received(r.seq) {
+                f.account.duplicates += 1;
                 return Ok(());
             }
             let (tx, rx) = (clock.at(r.tx.seconds_of_day()), clock.at(r.rx.seconds_of_day()));
             let bytes = r.size + header_bytes(r, transport);
-            if !f.sent.contains(r.seq) {
-                // Receiver-only, or a packet the sender's log lacks: it was sent, at tx.
-                f.sent.insert(r.seq);
-                f.meter.on_sent(tx, bytes);
-                Self::note_tx(f, tx);
+            let max_seq = f.account.max_seq().unwrap_or(0);
+            // Receiver-only, or a packet the sender's log lacks: it was sent, at tx.
+            if f.account.sent(tx, r.seq, bytes) {
                 f.not_in_sender_log += with_sender as u64;
-                if !with_sender && r.seq > f.max_seq.saturating_add(1) {
-                    f.gap_packets += (r.seq - f.max_seq - 1) as u64;
+                if !with_sender && r.seq > max_seq.saturating_add(1) {
+                    f.gap_packets += (r.seq - max_seq - 1) as u64;
                     if f.gap_packets > MAX_GAP_PACKETS {
                         return Err(DitgError::Argument(format!(
                             "{}: flow {} skips {} sequence numbers (up to {}): more than the {MAX_GAP_PACKETS} lost packets \
@@ -221,12 +175,10 @@ impl Importer {
                             r.seq
                         )));
                     }
-                    f.gaps.push((f.max_seq + 1, r.seq - 1, tx));
+                    f.gaps.push((max_seq + 1, r.seq - 1, tx));
                 }
             }
-            f.max_seq = f.max_seq.max(r.seq);
-            f.meter.on_received(rx, tx, r.seq, bytes);
-            f.meter.on_delivered(rx, r.size as u64);
+            f.account.received(rx, tx, r.seq, bytes, r.size as u64);
             Ok(())
         })
     }
@@ -235,11 +187,7 @@ impl Importer {
     fn loss_pass(&mut self, path: &Path) -> Result<(), DitgError> {
         let clock = self.clock;
         each_record(path, |r| {
-            let f = self.flow(r);
-            if !f.received.contains(r.seq) && f.received.insert(r.seq) {
-                // (inserted so that a sequence number the sender logged twice is lost once)
-                f.meter.on_dropped(clock.at(r.tx.seconds_of_day()), DropCause::Link);
-            }
+            self.flow(r).account.lost(clock.at(r.tx.seconds_of_day()), r.seq, DropCause::Link);
             Ok(())
         })
     }
@@ -250,9 +198,8 @@ impl Importer {
         for f in &mut self.flows {
             for &(from, to, t) in &f.gaps {
                 for s in from..=to {
-                    if f.sent.insert(s) {
-                        f.meter.on_sent(t, 0);
-                        f.meter.on_dropped(t, DropCause::Link);
+                    if f.account.sent(t, s, 0) {
+                        f.account.lost(t, s, DropCause::Link);
                     }
                 }
             }
@@ -356,30 +303,21 @@ fn flow_names(flows: &[FlowIn]) -> Vec<String> {
 
 fn report(im: Importer, sender: Option<&Path>, receiver: Option<&Path>, end: Time, span_s: f64) -> Imported {
     let names = flow_names(&im.flows);
-    let mut intervals = IntervalColumns::default();
-    let mut reports = Vec::with_capacity(im.flows.len());
     let mut notes = serde_json::Map::new();
+    let mut entries = Vec::with_capacity(im.flows.len());
     for (f, name) in im.flows.iter().zip(&names) {
-        let start = f.first_tx.unwrap_or(Time(0));
-        let active = f.last_tx.since(start);
-        let reverse = ReverseSummary::from(&FlowMeter::light(im.opts.interval).summary(active));
-        for row in f.meter.interval_rows(end) {
-            intervals.push(name, row);
-        }
-        reports.push(FlowReport {
+        entries.push(FlowEntry {
             name: name.clone(),
             transport: im.opts.transport,
             src: format!("{}:{}", f.key.src_addr.text(), f.key.src_port),
             dst: format!("{}:{}", f.key.dst_addr.text(), f.key.dst_port),
-            start_s: start.as_secs_f64(),
-            stop_s: f.last_tx.as_secs_f64(),
-            forward: f.meter.summary(active),
-            reverse,
-            connection: None,
+            start: f.account.first_tx.unwrap_or(Time(0)),
+            stop: f.account.last_tx,
+            account: &f.account,
         });
         notes.insert(
             name.clone(),
-            json!({"flow_id": f.key.flow_id, "duplicates": f.duplicates, "received_not_in_sender_log": f.not_in_sender_log}),
+            json!({"flow_id": f.key.flow_id, "duplicates": f.account.duplicates, "received_not_in_sender_log": f.not_in_sender_log}),
         );
     }
     let both = sender.is_some() && receiver.is_some();
@@ -400,19 +338,9 @@ fn report(im: Importer, sender: Option<&Path>, receiver: Option<&Path>, end: Tim
         "time_origin_s_of_day": im.clock.first + im.clock.origin,
         "flows": notes,
     });
-    let tables_cdf = delay_cdf_table(im.flows.iter().zip(&names).map(|(f, n)| (n.as_str(), &f.meter)));
-    let report = RunReport {
-        header: RunHeader { scenario: configuration, seed: 0, simulated_s: span_s, events_processed: im.records, packets_in_network_at_end: 0 },
-        flows: reports,
-        links: Vec::new(),
-        wlans: Vec::new(),
-        wcdma: Vec::new(),
-        sap_law: Vec::new(),
-        snoop: Vec::new(),
-        error_generators: Vec::new(),
-        hosts: Vec::new(),
-    };
-    Imported { report, tables: vec![intervals.into_table(), tables_cdf] }
+    let header = RunHeader { scenario: configuration, seed: 0, simulated_s: span_s, events_processed: im.records, packets_in_network_at_end: 0 };
+    let (report, tables, _in_flight) = account::report(header, &entries, im.opts.interval, end, |_, _| None);
+    Imported { report, tables }
 }
 
 #[cfg(test)]
