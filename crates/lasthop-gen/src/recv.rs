@@ -745,3 +745,23 @@ fn fill(r: &mut impl Read, buf: &mut [u8], stop: &AtomicBool) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn temporary_record_directories_are_private_and_unpredictable() {
+        let (a, b) = (private_temp_dir().unwrap(), private_temp_dir().unwrap());
+        assert_ne!(a, b);
+        for d in [&a, &b] {
+            let meta = std::fs::symlink_metadata(d).unwrap();
+            assert!(meta.is_dir() && !meta.file_type().is_symlink());
+            assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{}", d.display());
+            let name = d.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with("lh-recv-") && name.len() == "lh-recv-".len() + 6, "{name}");
+            std::fs::remove_dir(d).unwrap();
+        }
+    }
+}
