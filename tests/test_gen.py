@@ -250,3 +250,23 @@ def test_ditg_logs_of_both_ends_read_the_same_in_itgdec_ditg_dec_and_the_runs_su
     for log in (send_log, recv_log):
         out = subprocess.run([itgdec, str(log)], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
         assert out.split("\n", 2)[2] == decode(log), f"ITGDec and lasthop ditg-dec differ on {log.name}"
+
+
+def test_the_receivers_session_limits_are_options_and_a_silent_peer_is_closed_at_the_handshake_limit():
+    import socket
+
+    r = Receiver("--handshake-timeout", "0.5")
+    try:
+        host, port = r.to.split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            t0 = time.monotonic()
+            line = s.makefile().readline()
+            waited = time.monotonic() - t0
+        assert '"type":"error"' in line and "no hello within 500ms" in line, line
+        assert 0.4 < waited < 5, waited
+    finally:
+        r.stop()
+    for args, wanted in [(["--idle-timeout", "2"], "more than the 5 s"), (["--max-sessions", "0"], "--max-sessions"),
+                         (["--handshake-timeout", "0"], "--handshake-timeout")]:
+        p = subprocess.run([*LASTHOP, "gen", "recv", "--listen", "127.0.0.1:0", *args], capture_output=True, text=True, timeout=30)
+        assert p.returncode == 2 and wanted in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)

@@ -635,6 +635,9 @@ def gen_recv(
     kernel_timestamps: bool = typer.Option(False, "--kernel-timestamps", help="Use SO_TIMESTAMPNS receive times (across hosts, where the clock is realtime)."),
     realtime: bool = typer.Option(False, "--realtime", help="Receive UDP at SCHED_FIFO priority where permitted."),
     ditg_log: Optional[Path] = typer.Option(None, "--ditg-log", help="Also log the packets received to FILE as a D-ITG binary log (ITGRecv's -l; ITGDec reads it)."),
+    max_sessions: int = typer.Option(16, "--max-sessions", min=1, max=1024, help="Sessions served at once; beyond, a sender is told the receiver is busy."),
+    handshake_timeout: float = typer.Option(30.0, "--handshake-timeout", help="A connection must say hello and set up within this, s."),
+    idle_timeout: float = typer.Option(30.0, "--idle-timeout", help="A running session that hears nothing for this long is over, s (a sender probes every 5 s)."),
 ) -> None:
     """Receive and log what `lasthop gen send` sends, until Ctrl-C or SIGTERM (D-ITG's ITGRecv)."""
     from lasthop import gen
@@ -645,7 +648,7 @@ def gen_recv(
 
     try:
         summary = gen.recv(listen, token=token, out=out, sessions=1 if once else None, kernel_timestamps=kernel_timestamps, on_ready=ready, realtime=realtime,
-                           ditg_log=ditg_log)
+                           ditg_log=ditg_log, max_sessions=max_sessions, handshake_timeout=handshake_timeout, idle_timeout=idle_timeout)
     except gen.GenError as e:
         raise _error(e)
     except KeyboardInterrupt:

@@ -41,14 +41,18 @@ def ditg_flows(protocol: str = "UDP", rate: float = 1000.0, size: int = 512, dur
 def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str | Path | None = None,
          sessions: int | None = None, kernel_timestamps: bool = False,
          on_ready: Callable[[int], None] | None = None, realtime: bool = False,
-         ditg_log: str | Path | None = None) -> dict:
+         ditg_log: str | Path | None = None, max_sessions: int = 16, handshake_timeout: float = 30.0,
+         idle_timeout: float = 30.0) -> dict:
     """Serves senders on `listen` until SIGINT/SIGTERM (or `sessions` sessions), several at once.
     With `out`, each session's records and counts stay in ``out/<session>/``; with `ditg_log`,
     every session's received packets are also appended to that D-ITG binary log (ITGRecv's
-    ``-l``) as it ends; `realtime` receives UDP at SCHED_FIFO priority where permitted. Returns
+    ``-l``) as it ends; `realtime` receives UDP at SCHED_FIFO priority where permitted. At most
+    `max_sessions` at once; a connection must set up within `handshake_timeout` s and a running
+    session that hears nothing for `idle_timeout` s is over (a sender probes every 5 s). Returns
     the receiver's summary."""
     return json.loads(_core.gen_recv(listen, token, None if out is None else str(out), sessions, kernel_timestamps, on_ready, realtime,
-                                     None if ditg_log is None else str(ditg_log)))
+                                     None if ditg_log is None else str(ditg_log), int(max_sessions), float(handshake_timeout),
+                                     float(idle_timeout)))
 
 
 def send(

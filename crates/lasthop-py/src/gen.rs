@@ -7,7 +7,7 @@
 use lasthop_core::Duration;
 use lasthop_gen::control::Meter;
 use lasthop_gen::plan::{ditg_flow_toml, plan_from_toml, DitgFlags, Plan};
-use lasthop_gen::recv::{bind, serve, RecvOptions};
+use lasthop_gen::recv::{bind, serve, Limits, RecvOptions};
 use lasthop_gen::results::compute;
 use lasthop_gen::send::{record_files, send, Progress, SendOptions};
 use pyo3::create_exception;
@@ -144,7 +144,7 @@ fn gen_ditg_flows(protocol: &str, rate_pps: f64, size: u64, duration_ms: u64) ->
 /// Runs a receiver on `listen` until SIGINT/SIGTERM (or `sessions` sessions); returns its
 /// summary as JSON. `on_ready(port)` is called once it listens (port 0 picks one).
 #[pyfunction]
-#[pyo3(signature = (listen, token=None, out=None, sessions=None, kernel_timestamps=false, on_ready=None, realtime=false, ditg_log=None))]
+#[pyo3(signature = (listen, token=None, out=None, sessions=None, kernel_timestamps=false, on_ready=None, realtime=false, ditg_log=None, max_sessions=16, handshake_s=30.0, idle_s=30.0))]
 #[allow(clippy::too_many_arguments)]
 fn gen_recv(
     py: Python<'_>,
@@ -156,12 +156,28 @@ fn gen_recv(
     on_ready: Option<PyObject>,
     realtime: bool,
     ditg_log: Option<PathBuf>,
+    max_sessions: usize,
+    handshake_s: f64,
+    idle_s: f64,
 ) -> PyResult<String> {
+    let keepalive = lasthop_gen::send::KEEPALIVE.as_secs_f64();
+    if !(1..=1024).contains(&max_sessions) {
+        return Err(GenError::new_err(format!("--max-sessions {max_sessions}: 1 to 1024 sessions at once")));
+    }
+    if !(handshake_s.is_finite() && (0.1..=3600.0).contains(&handshake_s)) {
+        return Err(GenError::new_err(format!("--handshake-timeout {handshake_s}: 0.1 to 3600 seconds")));
+    }
+    if !(idle_s.is_finite() && idle_s > keepalive && idle_s <= 86_400.0) {
+        return Err(GenError::new_err(format!(
+            "--idle-timeout {idle_s}: more than the {keepalive} s between a running sender's keepalive probes, at most 86400 seconds"
+        )));
+    }
+    let limits = Limits { handshake: std::time::Duration::from_secs_f64(handshake_s), idle: std::time::Duration::from_secs_f64(idle_s), sessions: max_sessions };
     let addr = listen
         .parse()
         .or_else(|_| format!("{listen}:{}", lasthop_gen::control::DEFAULT_PORT).parse())
         .map_err(|_| GenError::new_err(format!("--listen {listen:?}: an address and port, e.g. 127.0.0.1:9000 or [::1]:9000")))?;
-    let o = RecvOptions { token, out, sessions, kernel_timestamps, realtime, ditg_log, ..RecvOptions::new(addr) };
+    let o = RecvOptions { token, out, sessions, kernel_timestamps, realtime, ditg_log, limits, ..RecvOptions::new(addr) };
     let listener = bind(&o).map_err(GenError::new_err)?;
     if let Some(cb) = on_ready {
         cb.call1(py, (listener.local_addr().map_or(0, |a| a.port()),))?;
