@@ -1,7 +1,7 @@
 //! WLAN scenarios: hand-counted delays through an ad hoc cell and an infrastructure BSS, and
 //! packet conservation through MAC queues, retries and retry-limit drops.
 
-mod common;
+use crate::common;
 
 use lasthop_sim::{run_scenario, RunOutput, Scenario};
 
@@ -102,7 +102,7 @@ app = { type = "cbr", size = "1400B", interval = "400us" }
 
 #[test]
 fn home_scenario_runs_with_plausible_numbers() {
-    let out = run(include_str!("../../../scenarios/home.toml"));
+    let out = run(include_str!("../../../../scenarios/home.toml"));
     let ftp = out.flow("ftp").unwrap();
     // The FTP runs 135-180 s over RTS/CTS 802.11g whose single-flow TCP ceiling is about 19 Mb/s
     // (RTS 34 + SIFS + CTS 34 + SIFS per frame on top of the 24.2 Mb/s basic-access figure).
@@ -129,7 +129,7 @@ fn fq_codel_at_the_ap_protects_the_game_from_the_ftp_flow() {
     // fills and the game's downlink jitter spikes (the paper's Fig. 4: tens of ms). FQ-CoDel on
     // the AP queue serves the sparse game flow ahead of the FTP backlog: its maximum jitter stays
     // under the paper's 10 ms goal, without costing the FTP throughput.
-    let home = include_str!("../../../scenarios/home.toml");
+    let home = include_str!("../../../../scenarios/home.toml");
     let go = |aqm: &str| run(&home.replacen("queue = \"50p\"", &format!("queue = \"50p\"\nap_aqm = \"{aqm}\""), 1));
     let (tail, fq) = (go("droptail"), go("fq_codel"));
     let jmax = |o: &RunOutput| f(o.flow("game-down").unwrap().forward.jitter_ms.max);
@@ -146,7 +146,7 @@ fn sap_law_cuts_game_jitter_and_keeps_ftp_throughput() {
     // regular TCP's throughput (paper: 58 677 vs 55 371 packets acknowledged in 135-180 s) and
     // the game's maximum jitter low (paper: under 10 ms; we measure about 13 ms, see the note),
     // and the jitter grows with C (the paper's Fig. 8).
-    let home = include_str!("../../../scenarios/home.toml");
+    let home = include_str!("../../../../scenarios/home.toml");
     let with = |c: &str| run(&home.replacen("retry_long = 4", &format!("retry_long = 4\nsap_law = {{ capacity = \"{c}\" }}"), 1));
     let regular = run(home);
     let (c14, c18, c22) = (with("14Mbps"), with("18Mbps"), with("22Mbps"));

@@ -1,11 +1,11 @@
 //! W-CDMA scenarios: the paper's Table 2 regime, lossless delivery with unlimited ARQ, and
 //! conservation through the RLC.
 
-mod common;
+use crate::common;
 
 use lasthop_sim::{run_scenario, RunOutput, Scenario};
 
-const WCDMA: &str = include_str!("../../../scenarios/wcdma.toml");
+const WCDMA: &str = include_str!("../../../../scenarios/wcdma.toml");
 
 fn run(overrides: &[(&str, &str)]) -> RunOutput {
     let ov: Vec<(String, String)> = overrides.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();

@@ -1,7 +1,7 @@
 //! Snoop (paper 003, Ng, Chow, Trajkovic): 100 000-byte transfers over a 1 Mb/s 802.11 hop with
 //! the packet error generator, with and without the Snoop agent at the base station.
 
-mod common;
+use crate::common;
 
 use lasthop_sim::{run_scenario, RunOutput, Scenario};
 

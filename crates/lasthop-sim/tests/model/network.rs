@@ -1,7 +1,7 @@
 //! Scenario-level tests of the wired simulator: capacity, loss response against the TCP models,
 //! conservation of packets, window scaling, slow receivers and determinism.
 
-mod common;
+use crate::common;
 
 use lasthop_sim::{run_scenario, Column, RunOutput, Scenario};
 
@@ -392,7 +392,7 @@ fn codel_and_fq_codel_keep_the_voice_delay_near_propagation() {
     // The default dumbbell: with DropTail (100 packets) the bulk flow's standing queue adds
     // tens of ms to the voice flow. CoDel holds the standing queue near its 5 ms target
     // (RFC 8289); FQ-CoDel also serves the sparse voice flow ahead of the bulk backlog (RFC 8290).
-    let text = include_str!("../../../scenarios/dumbbell.toml");
+    let text = include_str!("../../../../scenarios/dumbbell.toml");
     let go = |aqm: &str| {
         let s = Scenario::from_toml_str(text, "dumbbell.toml", &[("links.bottleneck.aqm".into(), aqm.into())]).unwrap();
         run_scenario(s)

@@ -1,7 +1,7 @@
 //! End hosts that take time (paper 000): a CPU shared by packet processing and the file loop,
 //! storage costs, timer granularity and lazy window updates, checked against hand counts.
 
-mod common;
+use crate::common;
 
 use lasthop_core::report::TcpReport;
 use lasthop_sim::{run_scenario, RunOutput, Scenario};
