@@ -146,14 +146,6 @@ def test_without_root_it_says_exactly_what_is_missing(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
-def test_a_mechanism_the_emulator_cannot_run_yet_is_refused_by_name(tmp_path):
-    out = subprocess.run([LASTHOP, "emu", "run", "home", "--set", "wlans.home.sap_law.capacity=6Mbps", "-o", str(tmp_path / "r")],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert "does not yet run packet processors on real packets: wlans.home.sap_law (SAP-LAW)" in out.stderr, out.stderr
-    assert not (tmp_path / "r").exists()
-
-
 def test_a_tcp_message_source_is_refused_rather_than_sent_as_bulk(tmp_path):
     # The dumbbell's voice flow (CBR 160 B / 20 ms) moved onto TCP: the emulator's kernel TCP
     # flows are byte transfers, so it must refuse, not saturate the link with it.

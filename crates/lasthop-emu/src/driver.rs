@@ -19,12 +19,20 @@
 //! Malformed input from a namespace — truncated headers, lengths that disagree, bad options,
 //! non-IPv4, addresses outside the scenario — is counted and dropped, never a panic: TCP and UDP
 //! go through `wire::parse`, other IPv4 (ICMP: ping) through etherparse's header check.
-//! Left out: packet processors (SAP-LAW, Snoop, error generator) on the real path, pcap.
+//!
+//! Packet processors (SAP-LAW, Snoop, the error generator; [`crate::mechanisms`]) run where the
+//! scenario attaches them: a packet leaving a node (read from its device, or forwarded by a
+//! router inside the emulator) runs the chain of that interface before it is offered to the hop;
+//! a packet reaching a node runs the chain of the interface it came in on before it is written or
+//! forwarded. With no processors in the scenario this costs one check per packet.
+//! Left out: pcap.
 
+use crate::mechanisms::Mechanisms;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
 use crate::tun::Tun;
 use lasthop_core::hop::{HopEvent, Offer, TrafficClass};
+use lasthop_core::mechanisms::processor::Verdict;
 use lasthop_core::metrics::DropCause;
 use lasthop_core::packet::{PacketMeta, Protocol};
 use lasthop_core::wire;
@@ -138,7 +146,9 @@ fn set_realtime_priority() -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
     Wake { hop: u32, token: u64 },
-    Arrive { node: u32, pkt: u32 },
+    Arrive { node: u32, from: u32, pkt: u32 },
+    /// Processor `k`'s timer, scheduled for `deadline`.
+    Processor { k: u32, deadline: Time },
 }
 
 /// The emulated network between the TUN devices.
@@ -158,6 +168,8 @@ pub struct Driver {
     pub stats: DriverStats,
     /// The model time last handed to a hop (never decreases).
     model_now: Time,
+    /// The packet processors' bridge to bytes.
+    pub mechanisms: Mechanisms,
 }
 
 impl Driver {
@@ -176,6 +188,7 @@ impl Driver {
             end,
             stats: DriverStats::default(),
             model_now: Time::ZERO,
+            mechanisms: Mechanisms::default(),
         }
     }
 
@@ -209,7 +222,8 @@ impl Driver {
                 self.model_now = self.model_now.max(at);
                 match due {
                     Due::Wake { hop, token } => self.wake(hop, token, at),
-                    Due::Arrive { node, pkt } => self.arrive(node, pkt, at),
+                    Due::Arrive { node, from, pkt } => self.arrive(node, from, pkt, at),
+                    Due::Processor { k, deadline } => self.processor_timer(k as usize, deadline, at),
                 }
             }
             let now = self.model_now.max(now);
@@ -313,8 +327,27 @@ impl Driver {
         self.forward(node, id, uid, now);
     }
 
-    /// Offers packet `id` at `node` to the hop towards its destination.
+    /// Offers packet `id` at `node` to the hop towards its destination, after the processors of
+    /// that interface.
     fn forward(&mut self, node: u32, id: u32, uid: u64, now: Time) {
+        self.forward_below(node, id, uid, now, 0);
+    }
+
+    /// [`Self::forward`], entering the interface's processor chain at position `pos`.
+    fn forward_below(&mut self, node: u32, id: u32, uid: u64, now: Time, pos: usize) {
+        if !self.net.chains.is_empty() {
+            let dst = self.arena.slots[id as usize].dst;
+            let next = self.net.next_node[node as usize * self.net.n_nodes + dst as usize];
+            if next != u32::MAX {
+                let slot = &mut self.arena.slots[id as usize];
+                let verdict = self.mechanisms.egress(&mut self.net, now, node, next, pos, &mut slot.buf[..slot.len]);
+                self.schedule_processor_timers(now);
+                if let Verdict::Drop(cause) = verdict {
+                    self.drop_packet(id, cause, now);
+                    return;
+                }
+            }
+        }
         let slot = &self.arena.slots[id as usize];
         let (dst, bytes, class, flow) = (slot.dst, slot.len as u32, slot.class, slot.key);
         let Egress::Hop { hop, from, to } = self.net.route(node, dst) else {
@@ -341,13 +374,13 @@ impl Driver {
         for &ev in out.iter() {
             match ev {
                 HopEvent::Wake { at, token } => self.schedule(at, Due::Wake { hop: h as u32, token }),
-                HopEvent::Arrive { pkt, to, at, .. } => {
-                    let node = self.net.hops[h].nodes[to as usize];
-                    self.schedule(at, Due::Arrive { node, pkt });
+                HopEvent::Arrive { pkt, from, to, at } => {
+                    let (node, from) = (self.net.hops[h].nodes[to as usize], self.net.hops[h].nodes[from as usize]);
+                    self.schedule(at, Due::Arrive { node, from, pkt });
                 }
-                HopEvent::Deliver { pkt, to, .. } => {
-                    let node = self.net.hops[h].nodes[to as usize];
-                    self.arrive(node, pkt, now);
+                HopEvent::Deliver { pkt, from, to } => {
+                    let (node, from) = (self.net.hops[h].nodes[to as usize], self.net.hops[h].nodes[from as usize]);
+                    self.arrive(node, from, pkt, now);
                 }
                 HopEvent::Drop { pkt, cause } => self.drop_packet(pkt, cause, now),
                 HopEvent::Transmit { .. } => {}
@@ -361,9 +394,20 @@ impl Driver {
         self.heap.push(Reverse((at, self.seq, due)));
     }
 
-    /// Packet `pkt` reaches `node` at model time `at`: written to the device if it is the
-    /// destination, else forwarded (a router or access point inside the emulator).
-    fn arrive(&mut self, node: u32, pkt: u32, at: Time) {
+    /// Packet `pkt` reaches `node` from its neighbour `from` at model time `at`: shown to the
+    /// processors of that interface, then written to the device if it is the destination, else
+    /// forwarded (a router or access point inside the emulator).
+    fn arrive(&mut self, node: u32, from: u32, pkt: u32, at: Time) {
+        if !self.net.chains.is_empty() {
+            let slot = &self.arena.slots[pkt as usize];
+            let verdict = self.mechanisms.ingress(&mut self.net, at, node, from, &slot.buf[..slot.len]);
+            self.schedule_processor_timers(at);
+            self.send_emitted(at);
+            if let Verdict::Drop(cause) = verdict {
+                self.drop_packet(pkt, cause, at);
+                return;
+            }
+        }
         let slot = &self.arena.slots[pkt as usize];
         if slot.dst != node {
             // A new transmission on the next hop: a new MAC identity.
@@ -384,6 +428,51 @@ impl Driver {
             Err(_) => self.stats.write_errors += 1,
         }
         self.arena.release(pkt);
+    }
+
+    /// Processor `k`'s timer (scheduled for `deadline`) is due at `now`.
+    fn processor_timer(&mut self, k: usize, deadline: Time, now: Time) {
+        self.mechanisms.on_timer(&mut self.net, now, k, deadline);
+        self.schedule_processor_timers(now);
+        self.send_emitted(now);
+    }
+
+    fn schedule_processor_timers(&mut self, now: Time) {
+        while let Some((k, deadline)) = self.mechanisms.take_timer() {
+            self.schedule(deadline.max(now), Due::Processor { k, deadline });
+        }
+    }
+
+    /// Packets the processors emitted (Snoop's local retransmissions) leave the processor's node
+    /// as new transmissions of their flow, entering the interface's chain just below it.
+    fn send_emitted(&mut self, now: Time) {
+        while let Some((k, bytes)) = self.mechanisms.take_emitted() {
+            let Ok(h) = wire::parse(bytes) else { continue };
+            let (Some(src), Some(dst)) = (wire::node_id(h.ip.src), wire::node_id(h.ip.dst)) else { continue };
+            let id = self.arena.alloc();
+            let slot = &mut self.arena.slots[id as usize];
+            if bytes.len() > slot.buf.len() {
+                self.arena.release(id);
+                continue;
+            }
+            slot.buf[..bytes.len()].copy_from_slice(bytes);
+            slot.len = bytes.len();
+            let tag = self.observer.on_read(now, src, dst, &h, bytes.len() as u32);
+            let uid = self.next_uid;
+            self.next_uid += 1;
+            let key = h.to_packet(PacketMeta { uid, flow: 0, pkt_seq: 0, sent_at: now }).map(|p| flow_key(&p)).unwrap_or(0);
+            let slot = &mut self.arena.slots[id as usize];
+            (slot.read_at, slot.dst, slot.tag, slot.key, slot.class) = (now, dst, tag, key, TrafficClass::Tcp);
+            let node = self.net.processors[k as usize].node;
+            let next = self.net.next_node[node as usize * self.net.n_nodes + dst as usize];
+            if next == u32::MAX {
+                self.arena.release(id);
+                continue;
+            }
+            let chain = self.net.chain(node, next);
+            let below = chain.iter().position(|&x| x == k).map_or(0, |i| i + 1);
+            self.forward_below(node, id, uid, now, below);
+        }
     }
 
     fn drop_packet(&mut self, pkt: u32, cause: DropCause, now: Time) {

@@ -12,6 +12,8 @@
 //! - [`network`] the scenario's hops, routes and processors (`lasthop_scenario::build::network`,
 //!   the simulator's construction) and the endpoint nodes
 //! - [`driver`] the real-time loop: TUN reads, timer heap, `ppoll`, packet bytes in an arena
+//! - [`mechanisms`] the scenario's packet processors (SAP-LAW, Snoop, the error generator) on
+//!   real packet bytes; CoDel and FQ-CoDel run inside the hops as in the simulator
 //! - [`observe`] the flows as seen at the TUN devices, metered with the core's `FlowMeter`
 //! - [`apps`] the flows as real sockets in the namespaces (kernel TCP with `TCP_CONGESTION`,
 //!   UDP on the core's traffic schedules)
@@ -21,11 +23,12 @@
 //! (or dropping it) stops everything and removes the namespaces. SIGINT and SIGTERM stop the
 //! driver through a flag (signal-hook), so the namespaces are removed on those too.
 //!
-//! Left out so far (the scenario is refused with a message saying so): SAP-LAW, Snoop and the
-//! packet error generator on real packets; hybrid (simulated) flows; pcap of real packets.
+//! Left out so far (the scenario is refused with a message saying so where it matters): TCP
+//! applications other than bulk and file transfers; hybrid (simulated) flows; pcap of real packets.
 
 pub mod apps;
 pub mod driver;
+pub mod mechanisms;
 pub mod netns;
 pub mod network;
 pub mod observe;
@@ -223,13 +226,6 @@ pub fn run(scenario: Scenario) -> Result<EmuOutput, EmuError> {
 
 /// What this emulator cannot run yet, as an error naming the scenario's section.
 fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
-    let mut processors: Vec<String> = s.wlans.iter().filter(|w| w.sap_law.is_some()).map(|w| format!("wlans.{}.sap_law (SAP-LAW)", w.name)).collect();
-    if !s.snoop.is_empty() {
-        processors.push("[[snoop]] (Snoop)".into());
-    }
-    if !s.error_generators.is_empty() {
-        processors.push("[[error_generators]] (the packet error generator)".into());
-    }
     // A kernel TCP flow here is a byte transfer written as fast as the socket takes it; a
     // message source over TCP, paced reads or Hur & Hong's file loop would silently become one.
     let mut tcp_apps = Vec::new();
@@ -241,9 +237,6 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
         }
     }
     let mut what = Vec::new();
-    if !processors.is_empty() {
-        what.push(format!("packet processors on real packets: {}", processors.join(", ")));
-    }
     if !tcp_apps.is_empty() {
         what.push(format!("TCP applications other than plain bulk or file transfers (message sources, paced reads, the file loop): {}", tcp_apps.join(", ")));
     }
@@ -379,6 +372,7 @@ fn output(s: &Scenario, mut driver: Driver, reached: Time, apps: &[apps::AppRepo
         let st = &w.dcf.stats;
         wlans.push(WlanReport { name: w.name.clone(), exchanges: st.exchanges, successes: st.successes, collisions: st.collisions, busy_share: busy_share(st.busy_ns, end), members });
     }
+    let (sap_law, snoop, error_generators) = driver.net.processor_reports();
     let report = RunReport {
         header: RunHeader {
             scenario: serde_json::to_value(s).expect("the scenario serializes"),
@@ -391,14 +385,22 @@ fn output(s: &Scenario, mut driver: Driver, reached: Time, apps: &[apps::AppRepo
         links,
         wlans,
         wcdma: Vec::new(),
-        sap_law: Vec::new(),
-        snoop: Vec::new(),
-        error_generators: Vec::new(),
+        sap_law,
+        snoop,
+        error_generators,
         hosts: Vec::new(),
     };
     let mut all = vec![intervals.into_table()];
     all.extend(tables);
-    EmuOutput { report, tables: all, emulator: emulator_json(&driver.stats, apps), signal }
+    let mut emulator = emulator_json(&driver.stats, apps);
+    let m = driver.mechanisms.stats;
+    emulator["processors"] = serde_json::json!({
+        "packets_processed": m.processed,
+        "windows_rewritten": m.windows_rewritten,
+        "packets_emitted": m.emitted,
+        "packets_unparsed": m.unparsed,
+    });
+    EmuOutput { report, tables: all, emulator, signal }
 }
 
 fn emulator_json(st: &DriverStats, apps: &[apps::AppReport]) -> serde_json::Value {

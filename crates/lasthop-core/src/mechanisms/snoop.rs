@@ -97,6 +97,18 @@ impl SnoopAgent {
         self.conns.len()
     }
 
+    /// Segments cached over all connections.
+    pub fn cached_len(&self) -> usize {
+        self.conns.values().map(|c| c.cache.len()).sum()
+    }
+
+    /// The `uid` of every cached segment. A world that keeps more than the packet model of a
+    /// segment (the emulator keeps its bytes, named by the uid it gave the model) frees what
+    /// is no longer among these.
+    pub fn cached_uids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.conns.values().flat_map(|c| c.cache.iter().map(|e| e.pkt.uid))
+    }
+
     fn timeout(&self, c: &Conn) -> Duration {
         match self.cfg.timer {
             LocalTimer::Fixed(d) => d,
