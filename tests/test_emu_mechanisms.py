@@ -91,7 +91,8 @@ def _total_retrans(samples: list[tuple[float, str]]) -> int:
 def test_snoop_repairs_wireless_losses_locally_and_saves_end_to_end_retransmissions(tmp_path):
     """Paper 003's claim on real TCP: with 2 % of the last hop's packets dropped by the error
     generator, a Snoop agent above it retransmits locally and hides the duplicate ACKs, so the
-    sender retransmits less than without it (its TCP_INFO total_retrans, sampled with `ss`)."""
+    sender retransmits less than without it (its TCP_INFO total_retrans, sampled with `ss`) and
+    reaches a higher goodput."""
     with_snoop = DATA / "snoop.toml"
     text = with_snoop.read_text()
     without = tmp_path / "no_snoop.toml"
@@ -107,9 +108,17 @@ def test_snoop_repairs_wireless_losses_locally_and_saves_end_to_end_retransmissi
     dropped = s_with["error_generators"][0]["dropped"]
     assert dropped > 20, "the generator dropped real packets"
     assert s_without["snoop"] == [] and s_without["error_generators"][0]["dropped"] > 20
+    dropped_without = s_without["error_generators"][0]["dropped"]
     assert snoop["local_retransmissions"] > dropped / 2, "Snoop repaired most of the drops itself"
-    assert r_without > 20, "without Snoop the sender itself repairs every drop"
-    assert r_with < r_without / 2, (r_with, r_without)
+    # Without Snoop the sender repairs every drop itself (at least one retransmission each).
+    assert r_without >= 0.9 * dropped_without, (r_without, dropped_without)
+    # With it, most drops never reach the sender: measured 30 retransmissions for 100 drops (94
+    # local repairs; the rest are RTOs and tail-loss probes while a local repair waits behind the
+    # 200-packet queue of the last hop — the simulator's NewReno, without probes, 16 for 102).
+    assert r_with < 0.5 * dropped, (r_with, dropped)
+    assert r_with < r_without
+    # Fewer halvings of the window: the flow goes faster (measured 4.57 against 1.88 Mb/s).
+    assert g_with > 1.5 * g_without
     assert s_with["flows"][0]["lost_by_cause"]["link_loss"] == dropped
 
 
@@ -129,3 +138,25 @@ def test_the_error_generator_drops_real_packets_at_its_rate(tmp_path):
     assert abs(dropped - n * p) <= 4 * sd
     assert f["lost_by_cause"]["link_loss"] == dropped
     assert f["received_packets"] == n - dropped
+
+
+def test_codel_on_the_emulated_bottleneck_keeps_real_tcps_queue_short(tmp_path):
+    """CoDel (RFC 8289) as the queue discipline of the dumbbell's 10 Mb/s bottleneck, inside the
+    emulated hop as in the simulator: kernel TCP fills a 100-packet drop-tail queue (100 × 1.2 ms
+    = 120 ms of queueing at most on top of the 25 ms one-way path), while CoDel drops until the
+    standing queue delay is near its 5 ms target. Measured over 8 s (slow start included): the bulk
+    flow's mean one-way delay 75 ms with drop-tail, 36 ms with CoDel (the simulator's NewReno on
+    the same scenario: 100 and 30 ms) — 25 ms of propagation and serialization, plus the target
+    and what a 100 ms interval lets through before CoDel's drops bite."""
+    delays = {}
+    for aqm in ["droptail", "codel"]:
+        out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=8s", "--set", f"links.bottleneck.aqm={aqm}",
+                              "-o", str(tmp_path / aqm), "-q"], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        s = json.loads((tmp_path / aqm / "summary.json").read_text())
+        delays[aqm] = s["flows"][0]["delay_ms"]["mean"]
+        bottleneck = next(link for link in s["links"] if link["name"] == "bottleneck:router->receiver")
+        assert bottleneck["queue_drops"] > 0
+    print(f"bulk mean one-way delay: drop-tail {delays['droptail']:.1f} ms, CoDel {delays['codel']:.1f} ms")
+    assert delays["droptail"] > 60
+    assert delays["codel"] < 45
