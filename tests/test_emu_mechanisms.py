@@ -160,3 +160,18 @@ def test_codel_on_the_emulated_bottleneck_keeps_real_tcps_queue_short(tmp_path):
     print(f"bulk mean one-way delay: drop-tail {delays['droptail']:.1f} ms, CoDel {delays['codel']:.1f} ms")
     assert delays["droptail"] > 60
     assert delays["codel"] < 45
+
+
+def test_a_receiver_side_window_is_refused_by_name_not_ignored(tmp_path):
+    # Paper 004's window lives in the simulator's receiving TCP; a kernel receiver would silently
+    # ignore it, so the emulator refuses the scenario and names the field.
+    scenario = tmp_path / "awnd.toml"
+    text = (DATA / "snoop.toml").read_text()
+    text = text[: text.index("[[error_generators]]")].replace(
+        'tcp = { receive_buffer = "256KiB", send_buffer = "256KiB" }',
+        'tcp = { receiver_awnd = { link_rate = "384kbps", udp_rate = "64kbps", propagation = "30ms", segments = 5 } }')
+    scenario.write_text(text)
+    out = subprocess.run([LASTHOP, "emu", "run", str(scenario), "-o", str(tmp_path / "r")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert 'receiver-side advertised window of paper 004 on a kernel TCP receiver: flows[0] ("bulk").tcp.receiver_awnd' in out.stderr, out.stderr
+    assert not (tmp_path / "r").exists()

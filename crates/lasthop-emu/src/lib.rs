@@ -236,7 +236,19 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
             tcp_apps.push(format!("flows[{i}] ({:?}).app", f.name));
         }
     }
+    // Paper 004's receiver-side window is applied by the simulator's receiving TCP; the kernel's
+    // receiver knows nothing of it, and no interface processor stands in for it yet.
+    let awnd: Vec<String> = s
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.tcp.as_ref().is_some_and(|p| p.receiver_awnd.is_some()))
+        .map(|(i, f)| format!("flows[{i}] ({:?}).tcp.receiver_awnd", f.name))
+        .collect();
     let mut what = Vec::new();
+    if !awnd.is_empty() {
+        what.push(format!("the receiver-side advertised window of paper 004 on a kernel TCP receiver: {}", awnd.join(", ")));
+    }
     if !tcp_apps.is_empty() {
         what.push(format!("TCP applications other than plain bulk or file transfers (message sources, paced reads, the file loop): {}", tcp_apps.join(", ")));
     }
