@@ -296,6 +296,7 @@ mod tests {
     }
 
     /// The bytes of a TCP segment between W (port 40000) and N (port 5000).
+    #[allow(clippy::too_many_arguments)] // one argument per header field a test varies
     fn segment(src: u32, dst: u32, flags: u8, seq: u32, ack: u32, len: u32, window: u16, wscale: Option<u8>) -> Vec<u8> {
         let (sport, dport) = if src == W { (40_000, 5_000) } else { (5_000, 40_000) };
         let syn = flags & TcpFlags::SYN != 0;

@@ -22,8 +22,8 @@
 //! - [`error`]      [`ScenarioError`]: the file, the field, what is valid
 //! - [`defaults`]   named defaults
 //! - [`bundled`]    scenarios compiled in (the default `dumbbell`)
-//! - [`build`]      scenario sections -> core runtime structures (qdisc, DCF, RLC, the whole network:
-//!                  hops, routes, processor chains — shared by the simulator and the emulator)
+//! - [`build`]      scenario sections -> core runtime structures (qdisc, DCF, RLC) and the whole
+//!   network (hops, routes, processor chains), shared by the simulator and the emulator
 
 pub mod build;
 pub mod bundled;

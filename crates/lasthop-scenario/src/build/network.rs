@@ -252,3 +252,35 @@ fn interface_chains(processors: &[Attached], n: usize) -> Vec<Vec<u32>> {
     }
     chains
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hops_routes_and_chains_in_the_documented_order() {
+        // The bundled dumbbell: sender (0) -access- router (1) -bottleneck- receiver (2), plus a
+        // Snoop agent and a two-way error generator on the router's bottleneck interface.
+        let src = crate::bundled::bundled("dumbbell").unwrap().to_string()
+            + "\n[[snoop]]\nnode = \"router\"\npeer = \"receiver\"\n[[error_generators]]\nnode = \"router\"\npeer = \"receiver\"\nrate = 0.1\n";
+        let s = Scenario::from_toml_str(&src, "dumbbell+", &[]).unwrap();
+        let net = Network::new(&s, &RngStreams::new(1));
+        let names: Vec<String> = net.hops.iter().map(|h| h.hop.describe()).collect();
+        assert_eq!(net.hops.len(), 4, "{names:?}");
+        // Link i gives hop 2·i (a -> b) and 2·i + 1 (b -> a).
+        assert_eq!(net.hops[2].nodes, vec![1, 2]);
+        assert_eq!(net.hops[3].nodes, vec![2, 1]);
+        assert_eq!(net.route(0, 2), Egress::Hop { hop: 0, from: 0, to: 1 });
+        assert_eq!(net.route(1, 2), Egress::Hop { hop: 2, from: 0, to: 1 });
+        assert_eq!(net.route(2, 0), Egress::Hop { hop: 3, from: 0, to: 1 });
+        assert_eq!(net.route(1, 1), Egress::None);
+        assert_eq!(net.next_node[2], 1, "sender -> receiver goes to the router");
+        // Snoop, then the generator's router -> receiver direction, on that interface (top-down);
+        // the generator's other direction sits on the receiver's interface towards the router.
+        assert_eq!(net.chain(1, 2), &[0, 1]);
+        assert_eq!(net.chain(2, 1), &[2]);
+        assert!(net.chain(1, 0).is_empty() && net.chain(0, 1).is_empty());
+        let (sap, snoop, gens) = net.processor_reports();
+        assert_eq!((sap.len(), snoop.len(), gens.len()), (0, 1, 2));
+    }
+}
