@@ -23,7 +23,7 @@ from typing import Any, Iterator, Sequence
 
 from lasthop import _core
 from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
-from lasthop.runner import as_scenario
+from lasthop.runner import as_scenario, pcap_file_name
 from lasthop.scenario import Scenario
 
 EmulationError = _core.EmulationError
@@ -52,7 +52,7 @@ def _signals_to_the_emulator() -> Iterator[None]:
 
 
 def _results(sc: Scenario, out: tuple, wall: float) -> Results:
-    summary_json, raw_tables, emulator_json, sig = out
+    summary_json, raw_tables, emulator_json, sig, captures = out
     core = json.loads(summary_json)
     emulator = json.loads(emulator_json)
     emulator["ended_by_signal"] = None if sig is None else signal.Signals(sig).name
@@ -67,17 +67,26 @@ def _results(sc: Scenario, out: tuple, wall: float) -> Results:
         "emulator": emulator,
         **core,
     }
-    return Results(summary, tables_from_core(raw_tables))
+    res = Results(summary, tables_from_core(raw_tables))
+    res.pcaps = {pcap_file_name(spec): bytes(data) for spec, data in captures}
+    return res
 
 
-def run(scenario_or_path: Scenario | str | Path | None = None, **overrides: Any) -> Results:
+def run(scenario_or_path: Scenario | str | Path | None = None, *, pcap: Sequence[str] | None = None,
+        snaplen: int | None = None, **overrides: Any) -> Results:
     """Emulates a scenario for its duration with its flows (SIGINT/SIGTERM end it early: the
     results then cover the time run, and ``summary["emulator"]["ended_by_signal"]`` says so).
+    ``pcap`` lists capture points as ``lasthop run`` takes them (``"node"`` or
+    ``"node:neighbour"``): the real packets there, each leaving one stamped when its
+    transmission starts, become ``<node>[-<neighbour>].pcap`` (``snaplen`` bytes of each, or all).
     Errors: ScenarioError, EmulationError."""
     sc = as_scenario(scenario_or_path, **overrides)
+    if snaplen is not None and snaplen < 1:
+        raise EmulationError(f"--snaplen {snaplen}: keep at least 1 byte of each packet (e.g. 128 for the headers)")
     t0 = time.perf_counter()
     with _signals_to_the_emulator():
-        emu = _core.Emulation(sc.text, sc.file, list(sc.overrides.items()), flows=True, timed=True, handle_signals=True)
+        emu = _core.Emulation(sc.text, sc.file, list(sc.overrides.items()), flows=True, timed=True, handle_signals=True,
+                              pcap=list(dict.fromkeys(pcap or [])), snaplen=snaplen)
         while not emu.wait(0.2):
             pass
         out = emu.finish()

@@ -36,6 +36,8 @@ def emu_run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout and nothing else there."),
+    pcap: List[str] = typer.Option([], "--pcap", help="Capture the real packets crossing NODE (or NODE:NEIGHBOUR) into <out>/<node>.pcap (repeatable)."),
+    snaplen: Optional[int] = typer.Option(None, "--snaplen", help="Bytes kept of each captured packet (default: all; 128 keeps the headers)."),
 ) -> None:
     """Emulate a scenario for its duration (real time) with its flows; write a results directory
     in the layout of `lasthop run` (Ctrl-C stops early and still writes it)."""
@@ -51,7 +53,7 @@ def emu_run(
         directory = out or Path("results") / f"{safe_name(sc.name)}-emu"
         check_output(directory, "run", force)
         err.print(f"emulating {sc.name} for {sc.resolved['simulation']['duration']} (real time)…", highlight=False)
-        res = emu.run(sc)
+        res = emu.run(sc, pcap=pcap, snaplen=snaplen)
         res.write(directory, force=force)
     except USER_ERRORS as e:
         raise _error(e)
@@ -71,7 +73,8 @@ def emu_run(
             console.print(Text(f"queue drops: {link['name']}: {link['queue_drops']}"))
     if em["ended_by_signal"]:
         console.print(Text(f"stopped early by {em['ended_by_signal']}: results cover {res.summary['simulated_s']:.1f} s"))
-    console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet)"))
+    extra = "".join(f", {n}" for n in res.pcaps)
+    console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet{extra})"))
 
 
 @emu_app.command("shell", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -16,6 +16,7 @@
 //!   checksums): packets of every world in the one header model (pcap now, the emulator next)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
 //! - [`traffic`] traffic sources as schedules of (time, size): CBR, on/off, VBR video; TCP transfers
+//! - [`pcap`]    pcap files (raw IPv4, nanosecond timestamps) of modelled or real packets
 //! - [`report`]  the typed run report (`summary.json`: flows, links, WLANs, RLC, mechanisms), its
 //!   JSON Schema, and the column tables (intervals, TCP traces, delay CDF)
 
@@ -24,6 +25,7 @@ pub mod hop;
 pub mod mechanisms;
 pub mod metrics;
 pub mod packet;
+pub mod pcap;
 pub mod report;
 pub mod rng;
 pub mod time;

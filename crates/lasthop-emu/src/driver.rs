@@ -25,8 +25,12 @@
 //! router inside the emulator) runs the chain of that interface before it is offered to the hop;
 //! a packet reaching a node runs the chain of the interface it came in on before it is written or
 //! forwarded. With no processors in the scenario this costs one check per packet.
-//! Left out: pcap.
+//! Captures ([`crate::capture`]) record a packet's bytes when a hop reports its transmission
+//! (`HopEvent::Transmit`, asked of the hops only when a capture exists: after the interface's
+//! processors) and when it arrives (before the arriving interface's processors), as in the
+//! simulator.
 
+use crate::capture::Captures;
 use crate::mechanisms::Mechanisms;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
@@ -170,10 +174,15 @@ pub struct Driver {
     model_now: Time,
     /// The packet processors' bridge to bytes.
     pub mechanisms: Mechanisms,
+    pub captures: Captures,
 }
 
 impl Driver {
-    pub fn new(net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time) -> Driver {
+    pub fn new(mut net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time, captures: Captures) -> Driver {
+        // Transmit events only when a capture reads them.
+        for slot in &mut net.hops {
+            slot.hop.report_transmits(!captures.is_empty());
+        }
         Driver {
             net,
             tuns,
@@ -189,6 +198,7 @@ impl Driver {
             stats: DriverStats::default(),
             model_now: Time::ZERO,
             mechanisms: Mechanisms::default(),
+            captures,
         }
     }
 
@@ -383,7 +393,11 @@ impl Driver {
                     self.arrive(node, from, pkt, now);
                 }
                 HopEvent::Drop { pkt, cause } => self.drop_packet(pkt, cause, now),
-                HopEvent::Transmit { .. } => {}
+                HopEvent::Transmit { pkt, from, to, at } => {
+                    let (node, peer) = (self.net.hops[h].nodes[from as usize], self.net.hops[h].nodes[to as usize]);
+                    let slot = &self.arena.slots[pkt as usize];
+                    self.captures.transmit(at, node, peer, &slot.buf[..slot.len]);
+                }
             }
         }
         out.clear();
@@ -394,10 +408,14 @@ impl Driver {
         self.heap.push(Reverse((at, self.seq, due)));
     }
 
-    /// Packet `pkt` reaches `node` from its neighbour `from` at model time `at`: shown to the
-    /// processors of that interface, then written to the device if it is the destination, else
-    /// forwarded (a router or access point inside the emulator).
+    /// Packet `pkt` reaches `node` from its neighbour `from` at model time `at`: captured, shown
+    /// to the processors of that interface, then written to the device if it is the
+    /// destination, else forwarded (a router or access point inside the emulator).
     fn arrive(&mut self, node: u32, from: u32, pkt: u32, at: Time) {
+        if !self.captures.is_empty() {
+            let slot = &self.arena.slots[pkt as usize];
+            self.captures.arrive(at, node, from, &slot.buf[..slot.len]);
+        }
         if !self.net.chains.is_empty() {
             let slot = &self.arena.slots[pkt as usize];
             let verdict = self.mechanisms.ingress(&mut self.net, at, node, from, &slot.buf[..slot.len]);

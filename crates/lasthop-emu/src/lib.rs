@@ -15,6 +15,7 @@
 //! - [`mechanisms`] the scenario's packet processors (SAP-LAW, Snoop, the error generator) on
 //!   real packet bytes; CoDel and FQ-CoDel run inside the hops as in the simulator
 //! - [`observe`] the flows as seen at the TUN devices, metered with the core's `FlowMeter`
+//! - [`capture`] pcap captures of the real packets at any node's interfaces
 //! - [`apps`] the flows as real sockets in the namespaces (kernel TCP with `TCP_CONGESTION`,
 //!   UDP on the core's traffic schedules)
 //!
@@ -24,9 +25,10 @@
 //! driver through a flag (signal-hook), so the namespaces are removed on those too.
 //!
 //! Left out so far (the scenario is refused with a message saying so where it matters): TCP
-//! applications other than bulk and file transfers; hybrid (simulated) flows; pcap of real packets.
+//! applications other than bulk and file transfers; hybrid (simulated) flows.
 
 pub mod apps;
+pub mod capture;
 pub mod driver;
 pub mod mechanisms;
 pub mod netns;
@@ -58,6 +60,9 @@ pub enum EmuError {
     Command { command: String, stderr: String },
     #[error("{0}")]
     Unsupported(String),
+    /// An option the caller gave (a capture point) names nothing in the scenario.
+    #[error("{0}")]
+    BadOption(String),
 }
 
 /// How to run an emulation.
@@ -69,6 +74,17 @@ pub struct EmuOptions {
     pub timed: bool,
     /// Stop on SIGINT and SIGTERM.
     pub handle_signals: bool,
+    /// Capture points, `node` or `node:neighbour` (`lasthop run --pcap`'s vocabulary).
+    pub pcap: Vec<String>,
+    /// Bytes kept of each captured packet (None: all of them).
+    pub snaplen: Option<usize>,
+}
+
+impl EmuOptions {
+    /// A timed run of the scenario's flows, stopped early by SIGINT/SIGTERM, no captures.
+    pub fn run() -> EmuOptions {
+        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), snaplen: None }
+    }
 }
 
 /// What an emulation measured: the run report, its tables, and the driver's own counters.
@@ -79,6 +95,8 @@ pub struct EmuOutput {
     pub emulator: serde_json::Value,
     /// The signal that ended the run, if one did.
     pub signal: Option<i32>,
+    /// Each capture as written (`node` or `node:neighbour`) and its pcap file's bytes.
+    pub captures: Vec<(String, Vec<u8>)>,
 }
 
 /// A running emulation.
@@ -103,6 +121,13 @@ impl Emulation {
             return Err(EmuError::Missing(missing));
         }
         refuse_unsupported(&scenario)?;
+        let mut specs: Vec<capture::CaptureSpec> = Vec::new();
+        for spec in &opts.pcap {
+            let c = capture::CaptureSpec::parse(&scenario, spec).map_err(EmuError::BadOption)?;
+            if !specs.contains(&c) {
+                specs.push(c);
+            }
+        }
         let stale_removed = netns::clean_stale()?;
         let pid = std::process::id();
         let net = Network::new(&scenario, &RngStreams::new(scenario.simulation.seed));
@@ -137,7 +162,9 @@ impl Emulation {
         }
         let sockets = if opts.flows { flow_sockets(&scenario, &namespaces)? } else { Vec::new() };
         let t0 = Instant::now();
-        let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end);
+        let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let captures = capture::Captures::new(specs, epoch_ns, opts.snaplen.unwrap_or(usize::MAX));
+        let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
         let (stop_d, signal_d) = (stop.clone(), signal.clone());
         let driver = std::thread::Builder::new()
             .name("lasthop-emu".into())
@@ -219,7 +246,7 @@ impl Drop for Emulation {
 
 /// Runs `scenario` for its duration with its flows; SIGINT/SIGTERM end it early.
 pub fn run(scenario: Scenario) -> Result<EmuOutput, EmuError> {
-    let emu = Emulation::start(scenario, &EmuOptions { flows: true, timed: true, handle_signals: true })?;
+    let emu = Emulation::start(scenario, &EmuOptions::run())?;
     emu.wait();
     emu.finish()
 }
@@ -404,7 +431,7 @@ fn output(s: &Scenario, mut driver: Driver, reached: Time, apps: &[apps::AppRepo
     };
     let mut all = vec![intervals.into_table()];
     all.extend(tables);
-    let mut emulator = emulator_json(&driver.stats, apps);
+    let mut emulator = emulator_json(&driver.stats, apps, &driver.captures, &names);
     let m = driver.mechanisms.stats;
     emulator["processors"] = serde_json::json!({
         "packets_processed": m.processed,
@@ -412,10 +439,11 @@ fn output(s: &Scenario, mut driver: Driver, reached: Time, apps: &[apps::AppRepo
         "packets_emitted": m.emitted,
         "packets_unparsed": m.unparsed,
     });
-    EmuOutput { report, tables: all, emulator, signal }
+    let captures = driver.captures.list.iter().map(|c| (c.spec.spec.clone(), c.pcap.file())).collect();
+    EmuOutput { report, tables: all, emulator, signal, captures }
 }
 
-fn emulator_json(st: &DriverStats, apps: &[apps::AppReport]) -> serde_json::Value {
+fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture::Captures, names: &[String]) -> serde_json::Value {
     let us = |q| st.lateness_quantile_ns(q).map(|ns| ns as f64 / 1e3);
     serde_json::json!({
         "packets_read": st.packets_read,
@@ -431,6 +459,15 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport]) -> serde_json::Valu
         "realtime_scheduling": st.realtime,
         "apps": apps.iter().map(|a| serde_json::json!({
             "flow": a.name, "bytes_sent": a.bytes_sent, "bytes_received": a.bytes_received, "error": a.error,
+        })).collect::<Vec<_>>(),
+        // Per capture, what it recorded each way: transmitted (from the node, at the start of
+        // transmission) and received (at arrival), packets and IP bytes.
+        "captures": captures.list.iter().map(|c| serde_json::json!({
+            "capture": c.spec.spec,
+            "node": names[c.spec.node as usize],
+            "peer": c.spec.peer.map(|p| names[p as usize].clone()),
+            "tx_packets": c.tx.packets, "tx_bytes": c.tx.bytes,
+            "rx_packets": c.rx.packets, "rx_bytes": c.rx.bytes,
         })).collect::<Vec<_>>(),
     })
 }

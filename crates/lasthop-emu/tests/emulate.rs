@@ -49,7 +49,7 @@ fn ping_crosses_the_dumbbell_in_twice_the_one_way_delay() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let emu = Emulation::start(dumbbell(&[]), &EmuOptions { flows: false, timed: false, handle_signals: false }).unwrap();
+    let emu = Emulation::start(dumbbell(&[]), &EmuOptions { flows: false, timed: false, handle_signals: false, ..EmuOptions::run() }).unwrap();
     let sender = emu.namespace("sender").unwrap().to_string();
     assert!(emu.namespace("router").is_none(), "the router lives inside the emulator");
     assert_eq!(our_namespaces().len(), 2, "sender and receiver have a namespace each");
@@ -80,7 +80,7 @@ fn garbage_written_into_a_tun_is_counted_never_fatal() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let emu = Emulation::start(dumbbell(&[]), &EmuOptions { flows: false, timed: false, handle_signals: false }).unwrap();
+    let emu = Emulation::start(dumbbell(&[]), &EmuOptions { flows: false, timed: false, handle_signals: false, ..EmuOptions::run() }).unwrap();
     let sender = emu.namespace("sender").unwrap().to_string();
     // A raw IP socket with IP_HDRINCL in the sender's namespace sends our bytes as they are
     // (the kernel fills in only a zero id and checksum... of a well-formed header); a packet

@@ -8,7 +8,7 @@ use lasthop_emu::{netns, EmuOptions, Emulation};
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList};
 
 create_exception!(lasthop._core, EmulationError, PyRuntimeError, "An emulation that cannot start or run; the message says what is missing or failed.");
 
@@ -25,12 +25,24 @@ struct PyEmulation {
 #[pymethods]
 impl PyEmulation {
     /// Starts it: `flows` runs the scenario's flows, `timed` stops at its duration,
-    /// `handle_signals` stops on SIGINT/SIGTERM.
+    /// `handle_signals` stops on SIGINT/SIGTERM, `pcap` lists capture points (`node` or
+    /// `node:neighbour`), `snaplen` cuts captured packets.
     #[new]
-    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true))]
-    fn new(py: Python<'_>, text: &str, file: &str, overrides: Vec<(String, String)>, flows: bool, timed: bool, handle_signals: bool) -> PyResult<Self> {
+    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        text: &str,
+        file: &str,
+        overrides: Vec<(String, String)>,
+        flows: bool,
+        timed: bool,
+        handle_signals: bool,
+        pcap: Vec<String>,
+        snaplen: Option<usize>,
+    ) -> PyResult<Self> {
         let scenario = scenario_from(text, file, overrides)?;
-        let opts = EmuOptions { flows, timed, handle_signals };
+        let opts = EmuOptions { flows, timed, handle_signals, pcap, snaplen };
         let emu = py.allow_threads(|| Emulation::start(scenario, &opts)).map_err(emu_err)?;
         Ok(PyEmulation { emu: Some(emu) })
     }
@@ -64,12 +76,14 @@ impl PyEmulation {
     }
 
     /// Stops everything, removes the namespaces and returns (summary JSON, tables, emulator
-    /// JSON, the signal that ended the run or None).
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>, String, Option<i32>)> {
+    /// JSON, the signal that ended the run or None, [(capture point, pcap bytes)]).
+    #[allow(clippy::type_complexity)]
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>, String, Option<i32>, Vec<(String, Bound<'py, PyBytes>)>)> {
         let emu = self.emu.take().ok_or_else(|| EmulationError::new_err("this emulation has already finished"))?;
         let out = py.allow_threads(|| emu.finish()).map_err(emu_err)?;
         let tables = tables_to_py(py, &out.tables)?;
-        Ok((out.report.to_json(), tables, out.emulator.to_string(), out.signal))
+        let captures = out.captures.iter().map(|(spec, bytes)| (spec.clone(), PyBytes::new(py, bytes))).collect();
+        Ok((out.report.to_json(), tables, out.emulator.to_string(), out.signal, captures))
     }
 }
 

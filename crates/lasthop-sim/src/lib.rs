@@ -15,13 +15,11 @@
 //!   congestion control: NewReno, CUBIC or BBR behind one enum
 //! - [`host`]     end hosts that take time (CPU, storage, timer) and the file loop on them
 //! - [`net`]      the packet arena (hops hold handles into it)
-//! - [`pcap`]     captures as pcap files (raw IPv4, nanosecond timestamps)
 //! - [`results`]  the run's output: the typed report (lasthop-core's `RunReport`) + column tables
 
 pub mod engine;
 pub mod host;
 pub mod net;
-pub mod pcap;
 pub mod results;
 pub mod sim;
 pub mod tcp;

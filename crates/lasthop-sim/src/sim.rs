@@ -43,7 +43,7 @@ mod output;
 struct Capture {
     node: u32,
     peer: Option<u32>,
-    pcap: crate::pcap::PcapWriter,
+    pcap: lasthop_core::pcap::PcapWriter,
 }
 
 struct TcpFlow {

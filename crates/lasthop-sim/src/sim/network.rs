@@ -24,7 +24,7 @@ impl Simulation {
                 Some(id)
             }
         };
-        self.net.captures.push(Capture { node: node_id, peer: peer_id, pcap: crate::pcap::PcapWriter::new() });
+        self.net.captures.push(Capture { node: node_id, peer: peer_id, pcap: lasthop_core::pcap::PcapWriter::new() });
         for slot in &mut self.net.hops {
             slot.hop.report_transmits(true);
         }
