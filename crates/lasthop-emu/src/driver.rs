@@ -101,6 +101,8 @@ pub struct DriverStats {
     pub unroutable: u64,
     /// Packets that belong to no flow (a ping, a shell's traffic), routed all the same.
     pub other_packets: u64,
+    /// The generator's signalling packets, passed between namespaces outside the models.
+    pub signalling_packets: u64,
     pub write_errors: u64,
     /// How late packets were written after the time the model scheduled, ns: a histogram in
     /// powers of two (bucket k holds lateness in [2^(k-1), 2^k)), and the maximum.
@@ -211,18 +213,25 @@ impl Driver {
         self.arena.live()
     }
 
-    /// Runs until `end`, `stop` is set or `signal` is non-zero; returns the time reached.
-    pub fn run(&mut self, stop: &AtomicBool, signal: &AtomicUsize) -> Time {
+    /// Runs until `stop` is set; returns the time the run reached: `end`, or when `signal`
+    /// became non-zero. From then on `over` is set and the models keep running (so packets in
+    /// flight arrive and the generator's sessions can hand over their records), unmetered.
+    pub fn run(&mut self, stop: &AtomicBool, signal: &AtomicUsize, over: &AtomicBool) -> Time {
         // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack (1 ns: the
         // default 50 µs would be the floor of every release's lateness).
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
         self.stats.realtime = set_realtime_priority();
         let mut fds: Vec<libc::pollfd> =
             self.tuns.iter().flatten().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
+        let mut reached = None;
         loop {
             let now = self.clock();
-            if now >= self.end || stop.load(Ordering::Relaxed) || signal.load(Ordering::Relaxed) != 0 {
-                return now.min(self.end);
+            if reached.is_none() && (now >= self.end || signal.load(Ordering::Relaxed) != 0) {
+                reached = Some(now.min(self.end));
+                over.store(true, Ordering::Relaxed);
+            }
+            if stop.load(Ordering::Relaxed) {
+                return reached.unwrap_or(now.min(self.end));
             }
             while let Some(&Reverse((at, _, due))) = self.heap.peek() {
                 if at > now {
@@ -313,6 +322,16 @@ impl Driver {
             self.arena.release(id);
             return;
         };
+        if headers.as_ref().is_some_and(|h| self.observer.is_signalling(node, dst, h)) {
+            // The generator's signalling: passed on at once, outside the models.
+            let tun = self.tuns[dst as usize].as_ref().expect("destinations are endpoints");
+            match tun.send(&slot.buf[..slot.len]) {
+                Ok(()) => self.stats.signalling_packets += 1,
+                Err(_) => self.stats.write_errors += 1,
+            }
+            self.arena.release(id);
+            return;
+        }
         let wire_len = slot.len as u32;
         let uid = self.next_uid;
         self.next_uid += 1;

@@ -16,8 +16,8 @@
 //!   real packet bytes; CoDel and FQ-CoDel run inside the hops as in the simulator
 //! - [`observe`] the flows as seen at the TUN devices, metered with the core's `FlowMeter`
 //! - [`capture`] pcap captures of the real packets at any node's interfaces
-//! - [`apps`] the flows as real sockets in the namespaces (kernel TCP with `TCP_CONGESTION`,
-//!   UDP on the core's traffic schedules)
+//! - [`apps`] the TCP flows as real sockets in the namespaces (kernel TCP with `TCP_CONGESTION`)
+//! - [`generator`] the UDP flows as sessions of the measure world's generator (`lasthop-gen`)
 //!
 //! Lifecycle: [`Emulation::start`] checks the machine, removes what dead emulators left,
 //! builds namespaces and devices, starts the driver thread and the flows; [`Emulation::finish`]
@@ -31,6 +31,7 @@ pub mod apps;
 pub mod capture;
 pub mod driver;
 pub mod mechanisms;
+pub mod generator;
 pub mod netns;
 pub mod network;
 pub mod observe;
@@ -39,7 +40,9 @@ pub mod tun;
 use driver::{Driver, DriverStats};
 use lasthop_core::hop::Hop;
 use lasthop_core::report::{self, busy_share, delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table, WlanMemberReport, WlanReport};
+use lasthop_core::metrics::LossByCause;
 use lasthop_core::rng::RngStreams;
+use lasthop_gen::results::GenOutput;
 use lasthop_core::Time;
 use lasthop_scenario::{CcVariant, Scenario, Topology, Transport};
 use network::Network;
@@ -105,11 +108,17 @@ pub struct Emulation {
     footprint: netns::Footprint,
     namespaces: Vec<(usize, String)>,
     node_names: Vec<String>,
+    /// Stops the driver (last: the flows' ends need it to hand over their results).
     stop: Arc<AtomicBool>,
+    /// Stops the TCP flows' threads.
+    apps_stop: Arc<AtomicBool>,
+    /// Set by the driver once the run has reached its end or a signal.
+    over: Arc<AtomicBool>,
     signal: Arc<AtomicUsize>,
     signal_ids: Vec<signal_hook::SigId>,
     driver: Option<JoinHandle<(Driver, Time)>>,
     apps: Vec<JoinHandle<apps::AppReport>>,
+    gen_flows: Vec<generator::GenFlow>,
     stale_removed: Vec<String>,
 }
 
@@ -149,8 +158,10 @@ impl Emulation {
             namespaces.push((node, ns));
         }
         let end = if opts.timed { Time(scenario.simulation.duration.0) } else { Time(u64::MAX) };
-        let observer = Observer::new(&scenario, Time(scenario.simulation.duration.0));
+        let observer = Observer::new(&scenario, end);
         let stop = Arc::new(AtomicBool::new(false));
+        let apps_stop = Arc::new(AtomicBool::new(false));
+        let over = Arc::new(AtomicBool::new(false));
         let signal = Arc::new(AtomicUsize::new(0));
         let mut signal_ids = Vec::new();
         if opts.handle_signals {
@@ -161,20 +172,44 @@ impl Emulation {
             }
         }
         let sockets = if opts.flows { flow_sockets(&scenario, &namespaces)? } else { Vec::new() };
-        let t0 = Instant::now();
+        let udp_flows = opts.flows && scenario.flows.iter().any(|f| f.transport() == Transport::Udp);
+        // The generator's sessions are set up before the origin (their signalling bypasses the
+        // models), so that their first datagram leaves at the flow's start.
+        let lead = if udp_flows { generator::SETUP_LEAD } else { std::time::Duration::ZERO };
+        let origin_mono_ns = lasthop_gen::clock::mono_ns() + lead.as_nanos() as u64;
+        let t0 = Instant::now() + lead;
         let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let captures = capture::Captures::new(specs, epoch_ns, opts.snaplen.unwrap_or(usize::MAX));
         let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
-        let (stop_d, signal_d) = (stop.clone(), signal.clone());
+        let (stop_d, signal_d, over_d) = (stop.clone(), signal.clone(), over.clone());
         let driver = std::thread::Builder::new()
             .name("lasthop-emu".into())
             .spawn(move || {
-                let reached = driver.run(&stop_d, &signal_d);
+                let reached = driver.run(&stop_d, &signal_d, &over_d);
                 (driver, reached)
             })
             .map_err(|e| EmuError::Io { what: "starting the driver thread".into(), source: e })?;
-        let apps = sockets.into_iter().map(|s| apps::spawn(s, t0, stop.clone())).collect();
-        Ok(Emulation { scenario, footprint, namespaces, node_names, stop, signal, signal_ids, driver: Some(driver), apps, stale_removed })
+        let apps = sockets.into_iter().map(|s| apps::spawn(s, t0, apps_stop.clone())).collect();
+        let mut emu = Emulation {
+            scenario,
+            footprint,
+            namespaces,
+            node_names,
+            stop,
+            apps_stop,
+            over,
+            signal,
+            signal_ids,
+            driver: Some(driver),
+            apps,
+            gen_flows: Vec::new(),
+            stale_removed,
+        };
+        if udp_flows {
+            // On error, dropping `emu` stops what started and removes the namespaces.
+            emu.gen_flows = gen_sessions(&emu.scenario, &emu.namespaces, origin_mono_ns)?;
+        }
+        Ok(emu)
     }
 
     /// The namespace of node `name`, if it is an endpoint.
@@ -193,9 +228,9 @@ impl Emulation {
         &self.stale_removed
     }
 
-    /// True once the driver has stopped (its end time, a signal, or [`Emulation::finish`]).
+    /// True once the run is over (its end time, a signal, or [`Emulation::finish`]).
     pub fn stopped(&self) -> bool {
-        self.driver.as_ref().is_none_or(|d| d.is_finished())
+        self.over.load(Ordering::Relaxed) || self.driver.as_ref().is_none_or(|d| d.is_finished())
     }
 
     /// Blocks until the driver stops.
@@ -205,11 +240,21 @@ impl Emulation {
         }
     }
 
-    /// Stops the flows and the driver, removes the namespaces, and reports.
+    /// Stops the flows, lets the generator's sessions hand over their records, stops the
+    /// driver, removes the namespaces, and reports.
     pub fn finish(mut self) -> Result<EmuOutput, EmuError> {
+        // A session ends by its plan at the run's end; one cut short (a signal, an untimed run)
+        // is told to stop and reports itself interrupted.
+        let early = !self.over.load(Ordering::Relaxed) || self.signal.load(Ordering::Relaxed) != 0;
+        self.apps_stop.store(true, Ordering::Relaxed);
+        let app_reports: Vec<apps::AppReport> = self.apps.drain(..).map(|a| a.join().expect("an app thread does not panic")).collect();
+        if early {
+            self.gen_flows.iter().for_each(generator::GenFlow::stop);
+        }
+        let gen_outputs: Vec<(usize, Result<lasthop_gen::results::GenOutput, String>)> =
+            self.gen_flows.drain(..).map(|g| (g.flow, g.join())).collect();
         self.stop.store(true, Ordering::Relaxed);
         let (driver, reached) = self.driver.take().expect("finished once").join().expect("the driver does not panic");
-        let app_reports: Vec<apps::AppReport> = self.apps.drain(..).map(|a| a.join().expect("an app thread does not panic")).collect();
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
@@ -219,7 +264,7 @@ impl Emulation {
         };
         // The driver (and with it every TUN descriptor) goes first: a device still open when
         // its namespace is deleted would be moved back to the root namespace.
-        let out = output(&self.scenario, driver, reached, &app_reports, signal);
+        let out = output(&self.scenario, driver, reached, &app_reports, gen_outputs, signal);
         let failed = self.footprint.remove();
         if !failed.is_empty() {
             return Err(EmuError::Unsupported(format!("could not remove: {}", failed.join("; "))));
@@ -230,12 +275,17 @@ impl Emulation {
 
 impl Drop for Emulation {
     fn drop(&mut self) {
+        self.apps_stop.store(true, Ordering::Relaxed);
+        for a in self.apps.drain(..) {
+            let _ = a.join();
+        }
+        for g in self.gen_flows.drain(..) {
+            g.stop();
+            let _ = g.join();
+        }
         self.stop.store(true, Ordering::Relaxed);
         if let Some(d) = self.driver.take() {
             let _ = d.join();
-        }
-        for a in self.apps.drain(..) {
-            let _ = a.join();
         }
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
@@ -328,37 +378,31 @@ fn sack_off(s: &Scenario, node: &str) -> bool {
 fn flow_sockets(s: &Scenario, namespaces: &[(usize, String)]) -> Result<Vec<apps::FlowSockets>, EmuError> {
     let topo = Topology::new(s);
     let rng = RngStreams::new(s.simulation.seed);
-    let ns_of = |node: usize| namespaces.iter().find(|(n, _)| *n == node).map(|(_, ns)| ns.clone()).expect("flow ends are endpoints");
     let end = s.simulation.duration.0;
     let mut out = Vec::new();
-    for (i, f) in s.flows.iter().enumerate() {
+    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp) {
         let (src, dst) = (topo.index(f.src.get_ref()).expect("validated"), topo.index(f.dst.get_ref()).expect("validated"));
         let src_addr = apps::address(src as u32, SOURCE_PORT + i as u16);
         let dst_addr = apps::address(dst as u32, FLOW_PORT + i as u16);
         let app = lasthop_scenario::build::traffic::flow_app(s, f, &rng);
-        let (tcp, kind) = match f.transport() {
-            Transport::Tcp => {
-                let p = f.tcp.clone().unwrap_or_default();
-                let congestion = match p.variant {
-                    CcVariant::Newreno => "reno",
-                    CcVariant::Cubic => "cubic",
-                    CcVariant::Bbr => "bbr",
-                };
-                let bytes = match app.transfer.volume {
-                    lasthop_core::traffic::Volume::Bytes(b) => Some(b),
-                    _ => None,
-                };
-                (Some(apps::TcpOptions { congestion, send_buffer: p.send_buffer.0, receive_buffer: p.receive_buffer.0 }), apps::FlowKind::Tcp { bytes })
-            }
-            Transport::Udp => (None, apps::FlowKind::Udp { schedule: Box::new(app.messages.expect("validated: UDP apps are sources")) }),
+        let p = f.tcp.clone().unwrap_or_default();
+        let congestion = match p.variant {
+            CcVariant::Newreno => "reno",
+            CcVariant::Cubic => "cubic",
+            CcVariant::Bbr => "bbr",
         };
-        let (sender, receiver) = apps::open_flow(&ns_of(src), &ns_of(dst), src_addr, dst_addr, tcp.as_ref())?;
+        let bytes = match app.transfer.volume {
+            lasthop_core::traffic::Volume::Bytes(b) => Some(b),
+            _ => None,
+        };
+        let tcp = apps::TcpOptions { congestion, send_buffer: p.send_buffer.0, receive_buffer: p.receive_buffer.0 };
+        let (sender, receiver) = apps::open_flow(ns_of(namespaces, src), ns_of(namespaces, dst), src_addr, dst_addr, &tcp)?;
         out.push(apps::FlowSockets {
             name: f.name.clone(),
             sender,
             receiver,
             dst: dst_addr,
-            kind,
+            bytes,
             start: std::time::Duration::from_nanos(f.start_time(&rng).0.min(end)),
             stop: std::time::Duration::from_nanos(f.stop.map_or(end, |t| t.0.min(end))),
         });
@@ -366,38 +410,109 @@ fn flow_sockets(s: &Scenario, namespaces: &[(usize, String)]) -> Result<Vec<apps
     Ok(out)
 }
 
+/// The namespace of endpoint `node`.
+fn ns_of(namespaces: &[(usize, String)], node: usize) -> &str {
+    namespaces.iter().find(|(n, _)| *n == node).map(|(_, ns)| ns.as_str()).expect("flow ends are endpoints")
+}
+
+/// A generator session per UDP flow, on the scenario's own plan (the departures the simulator
+/// draws, from the same streams).
+fn gen_sessions(s: &Scenario, namespaces: &[(usize, String)], origin_mono_ns: u64) -> Result<Vec<generator::GenFlow>, EmuError> {
+    let topo = Topology::new(s);
+    let mut plan = lasthop_gen::plan::plan_from_scenario(s, "emu");
+    let flows = std::mem::take(&mut plan.flows);
+    let mut out = Vec::new();
+    for (i, fp) in flows.into_iter().enumerate() {
+        let f = &s.flows[i];
+        if f.transport() != Transport::Udp {
+            continue;
+        }
+        let (src, dst) = (topo.index(f.src.get_ref()).expect("validated"), topo.index(f.dst.get_ref()).expect("validated"));
+        out.push(generator::start(i, fp, &plan, (ns_of(namespaces, src), ns_of(namespaces, dst)), dst as u32, origin_mono_ns)?);
+    }
+    Ok(out)
+}
+
 /// The run report from what the driver observed, in the simulator's layout.
-fn output(s: &Scenario, mut driver: Driver, reached: Time, apps: &[apps::AppReport], signal: Option<i32>) -> EmuOutput {
+fn output(
+    s: &Scenario,
+    mut driver: Driver,
+    reached: Time,
+    apps: &[apps::AppReport],
+    gen: Vec<(usize, Result<GenOutput, String>)>,
+    signal: Option<i32>,
+) -> EmuOutput {
     let end = reached;
-    let mut intervals = IntervalColumns::default();
     let mut tables = Vec::new();
     let names = driver.net.node_names.clone();
-    let flows: Vec<FlowReport> = driver
-        .observer
-        .flows
-        .iter()
-        .map(|f| {
-            for row in f.forward.interval_rows(end) {
-                intervals.push(&f.name, row);
+    let mut by_flow: Vec<Option<Result<GenOutput, String>>> = driver.observer.flows.iter().map(|_| None).collect();
+    for (i, g) in gen {
+        by_flow[i] = Some(g);
+    }
+    // Per flow, in the scenario's order: its rows of the intervals and delay CDF tables.
+    let (mut intervals, mut cdf) = (Table::new("intervals"), Table::new("delay_cdf"));
+    let mut generator = Vec::new();
+    let mut flows = Vec::new();
+    for (i, f) in driver.observer.flows.iter().enumerate() {
+        let active = f.active(end);
+        let seen = FlowReport {
+            name: f.name.clone(),
+            transport: match f.transport {
+                Transport::Tcp => report::Transport::Tcp,
+                Transport::Udp => report::Transport::Udp,
+            },
+            src: names[f.src as usize].clone(),
+            dst: names[f.dst as usize].clone(),
+            start_s: f.start.as_secs_f64(),
+            stop_s: f.stop.min(end).as_secs_f64(),
+            forward: f.forward.summary(active),
+            reverse: ReverseSummary::from(&f.reverse.summary(active)),
+            connection: None,
+        };
+        match by_flow[i].take() {
+            Some(Ok(g)) => {
+                // The applications' view, measured by the generator; the causes of its losses
+                // from what the models dropped.
+                let mut r = g.report.flows[0].clone();
+                attribute_losses(&mut r.forward.lost_by_cause, &seen.forward.lost_by_cause);
+                for t in &g.tables {
+                    match t.name.as_str() {
+                        "intervals" => intervals.append(t),
+                        "delay_cdf" => cdf.append(t),
+                        _ => {}
+                    }
+                }
+                generator.push(serde_json::json!({
+                    "flow": f.name,
+                    "clock": g.measure.clock,
+                    "interrupted": g.measure.interrupted,
+                    "receiver_malformed": g.measure.receiver_malformed,
+                    "measure": g.measure.flows.first(),
+                    "error": null,
+                }));
+                flows.push(r);
             }
-            let active = f.active(end);
-            FlowReport {
-                name: f.name.clone(),
-                transport: match f.transport {
-                    Transport::Tcp => report::Transport::Tcp,
-                    Transport::Udp => report::Transport::Udp,
-                },
-                src: names[f.src as usize].clone(),
-                dst: names[f.dst as usize].clone(),
-                start_s: f.start.as_secs_f64(),
-                stop_s: f.stop.min(end).as_secs_f64(),
-                forward: f.forward.summary(active),
-                reverse: ReverseSummary::from(&f.reverse.summary(active)),
-                connection: None,
+            other => {
+                if let Some(Err(e)) = other {
+                    generator.push(serde_json::json!({"flow": f.name, "error": e}));
+                }
+                let mut rows = IntervalColumns::default();
+                for row in f.forward.interval_rows(end) {
+                    rows.push(&f.name, row);
+                }
+                intervals.append(&rows.into_table());
+                cdf.append(&delay_cdf_table([(f.name.as_str(), &f.forward)]));
+                flows.push(seen);
             }
-        })
-        .collect();
-    tables.push(delay_cdf_table(driver.observer.flows.iter().map(|f| (f.name.as_str(), &f.forward))));
+        }
+    }
+    if intervals.columns.is_empty() {
+        intervals = IntervalColumns::default().into_table();
+    }
+    if cdf.columns.is_empty() {
+        cdf = delay_cdf_table(std::iter::empty());
+    }
+    tables.push(cdf);
     let links = driver
         .net
         .hops
@@ -429,7 +544,7 @@ fn output(s: &Scenario, mut driver: Driver, reached: Time, apps: &[apps::AppRepo
         error_generators,
         hosts: Vec::new(),
     };
-    let mut all = vec![intervals.into_table()];
+    let mut all = vec![intervals];
     all.extend(tables);
     let mut emulator = emulator_json(&driver.stats, apps, &driver.captures, &names);
     let m = driver.mechanisms.stats;
@@ -439,8 +554,21 @@ fn output(s: &Scenario, mut driver: Driver, reached: Time, apps: &[apps::AppRepo
         "packets_emitted": m.emitted,
         "packets_unparsed": m.unparsed,
     });
+    emulator["generator"] = serde_json::Value::Array(generator);
     let captures = driver.captures.list.iter().map(|c| (c.spec.spec.clone(), c.pcap.file())).collect();
     EmuOutput { report, tables: all, emulator, signal, captures }
+}
+
+/// Moves the generator's unattributed losses of a flow to the causes the models dropped its
+/// packets for, as many as each saw (the rest were lost in the hosts, or after the end).
+fn attribute_losses(app: &mut LossByCause, net: &LossByCause) {
+    let mut left = app.unattributed;
+    for (cause, dropped) in [(&mut app.queue_drop, net.queue_drop), (&mut app.link_loss, net.link_loss), (&mut app.retry_limit, net.retry_limit), (&mut app.out_of_order, net.out_of_order)] {
+        let moved = dropped.min(left);
+        *cause += moved;
+        left -= moved;
+    }
+    app.unattributed = left;
 }
 
 fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture::Captures, names: &[String]) -> serde_json::Value {
@@ -451,6 +579,7 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture:
         "malformed_packets": st.malformed,
         "unroutable_packets": st.unroutable,
         "other_packets": st.other_packets,
+        "signalling_packets": st.signalling_packets,
         "write_errors": st.write_errors,
         "release_lateness_us": {"p50": us(0.5), "p99": us(0.99), "p999": us(0.999), "max": st.lateness_max_ns as f64 / 1e3},
         // Releases per lateness bucket k: [2^(k-1), 2^k) ns (bucket 0: on time).

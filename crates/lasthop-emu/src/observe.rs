@@ -11,6 +11,11 @@
 //! counts the advance of the receiver's cumulative ACK as its namespace sends it (bytes
 //! received in order by the kernel, RFC 9293 RCV.NXT), up to the sender's FIN: the in-order
 //! delivery the simulator's goodput counts, observed without reading the receiving application.
+//! UDP flows run by the generator (`generator`) are metered here too, for the causes of their
+//! losses in the models; their signalling connection (`is_signalling`) is no flow's traffic.
+//! Nothing after the run's end is metered (the models may keep running while the generator's
+//! sessions hand over their records): a packet still on its way then is in flight at the end,
+//! as in the simulator.
 //! Left out: per-flow TCP state (cwnd, RTO, retransmissions), which lives in the kernel; it
 //! could be sampled with TCP_INFO.
 
@@ -63,6 +68,8 @@ pub struct ObservedFlow {
 #[derive(Debug)]
 pub struct Observer {
     pub flows: Vec<ObservedFlow>,
+    /// The run's end: later events are not metered.
+    end: Time,
 }
 
 impl Observer {
@@ -97,12 +104,30 @@ impl Observer {
                 }
             })
             .collect();
-        Observer { flows }
+        Observer { flows, end }
+    }
+
+    /// True for the signalling connection of UDP flow `i`'s generator session (TCP between the
+    /// flow's two nodes on `generator::CONTROL_PORT + i`): management traffic, not the
+    /// experiment's.
+    pub fn is_signalling(&self, src: u32, dst: u32, h: &Headers) -> bool {
+        if h.proto != Protocol::Tcp {
+            return false;
+        }
+        let port = |p: u16| p.checked_sub(crate::generator::CONTROL_PORT).map(usize::from);
+        let (fwd, rev) = (port(h.dport), port(h.sport));
+        let is = |i: Option<usize>, a: u32, b: u32| {
+            i.and_then(|i| self.flows.get(i)).is_some_and(|f| f.transport == Transport::Udp && f.src == a && f.dst == b)
+        };
+        is(fwd, src, dst) || is(rev, dst, src)
     }
 
     /// The flow and direction of a packet from node `src` to node `dst`; numbers its
     /// transmission and meters it as sent at `now`.
     pub fn on_read(&mut self, now: Time, src: u32, dst: u32, h: &Headers, wire_len: u32) -> Tag {
+        if now > self.end {
+            return Tag::NONE;
+        }
         let proto = match h.proto {
             Protocol::Tcp => Transport::Tcp,
             Protocol::Udp => Transport::Udp,
@@ -138,6 +163,9 @@ impl Observer {
 
     /// The packet tagged `tag`, read at `sent_at`, was handed to its receiver's namespace.
     pub fn on_delivered(&mut self, now: Time, sent_at: Time, tag: Tag, wire_len: u32) {
+        if now > self.end {
+            return;
+        }
         let Some(f) = self.flows.get_mut(tag.flow as usize) else { return };
         if tag.dir == 0 {
             f.forward.on_received(now, sent_at, tag.pkt_seq, wire_len);
@@ -151,6 +179,9 @@ impl Observer {
 
     /// The packet tagged `tag` was lost in the emulated network for `cause`.
     pub fn on_dropped(&mut self, now: Time, tag: Tag, cause: DropCause) {
+        if now > self.end {
+            return;
+        }
         let Some(f) = self.flows.get_mut(tag.flow as usize) else { return };
         if tag.dir == 0 {
             f.forward.on_dropped(now, cause);

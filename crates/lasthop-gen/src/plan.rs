@@ -94,7 +94,8 @@ pub fn plan_from_toml(text: &str, file: &str, duration: Option<Duration>, seed: 
     Ok(plan_from_scenario(&s, file))
 }
 
-fn plan_from_scenario(s: &Scenario, file: &str) -> Plan {
+/// The plan of a validated scenario's flows (`file` names it when it has no name).
+pub fn plan_from_scenario(s: &Scenario, file: &str) -> Plan {
     let rng = RngStreams::new(s.simulation.seed);
     let end = s.simulation.duration.0;
     let flows = s

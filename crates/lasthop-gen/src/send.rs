@@ -64,6 +64,10 @@ pub struct SendOptions {
     pub realtime: bool,
     /// Also write the sender's packets as a D-ITG binary log here (ITGSend's `-l`).
     pub ditg_log: Option<PathBuf>,
+    /// The run's origin on `CLOCK_MONOTONIC`, ns, when the caller fixes it (the emulator runs
+    /// one session per flow, all on its own clock); None: [`LEAD_NS`] after the setup. Only
+    /// with one kernel's clock (a realtime session ignores it).
+    pub origin_mono_ns: Option<u64>,
 }
 
 /// Live progress for a caller that polls (the CLI's bar).
@@ -181,7 +185,10 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
         other => return Err(format!("the receiver answered {other:?} to setup")),
     }
     std::fs::create_dir_all(&o.work_dir).map_err(err(&o.work_dir.display().to_string()))?;
-    let origin_mono = mono_ns() + LEAD_NS;
+    let origin_mono = match (o.origin_mono_ns, clock) {
+        (Some(t), Clock::Monotonic) => t,
+        _ => mono_ns() + LEAD_NS,
+    };
     // The origin on the run's clock: the same instant read on `clock`.
     let origin_ns = match clock {
         Clock::Monotonic => origin_mono,

@@ -76,7 +76,7 @@ impl PyGenSend {
         let mut plan: Plan = plan_from_toml(text, file, duration, seed).map_err(GenError::new_err)?;
         let duration_s = plan.duration_ns as f64 / 1e9;
         let planned_packets = planned(&plan);
-        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime, ditg_log };
+        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime, ditg_log, origin_mono_ns: None };
         let progress = Arc::new(Progress::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (p, s) = (progress.clone(), stop.clone());

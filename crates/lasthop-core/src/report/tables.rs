@@ -47,6 +47,25 @@ impl Table {
     pub fn push(&mut self, name: &str, c: Column) {
         self.columns.push((name.to_string(), c));
     }
+    /// Appends the rows of `other`, a table of the same columns (names, order and types: one
+    /// builder made both); a table without columns takes `other`'s.
+    pub fn append(&mut self, other: &Table) {
+        if self.columns.is_empty() {
+            self.columns = other.columns.clone();
+            return;
+        }
+        assert_eq!(self.columns.len(), other.columns.len(), "table {}: appending a table of other columns", self.name);
+        for ((name, mine), (theirs_name, theirs)) in self.columns.iter_mut().zip(&other.columns) {
+            assert_eq!(name, theirs_name, "table {}: appending a table of other columns", self.name);
+            match (mine, theirs) {
+                (Column::F64(a), Column::F64(b)) => a.extend_from_slice(b),
+                (Column::OptF64(a), Column::OptF64(b)) => a.extend_from_slice(b),
+                (Column::U64(a), Column::U64(b)) => a.extend_from_slice(b),
+                (Column::Str(a), Column::Str(b)) => a.extend_from_slice(b),
+                _ => panic!("table {}: column {name} has another type in the appended table", self.name),
+            }
+        }
+    }
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
     }
@@ -198,6 +217,22 @@ pub fn delay_cdf_table<'a>(flows: impl IntoIterator<Item = (&'a str, &'a FlowMet
 mod tests {
     use super::*;
     use crate::time::{Duration, Time};
+
+    #[test]
+    fn appending_a_table_adds_its_rows_column_by_column() {
+        let mut a = Table::new("t");
+        a.push("flow", Column::Str(vec!["x".into()]));
+        a.push("v", Column::OptF64(vec![None]));
+        let mut b = Table::new("t");
+        b.push("flow", Column::Str(vec!["y".into(), "y".into()]));
+        b.push("v", Column::OptF64(vec![Some(1.0), None]));
+        a.append(&b);
+        assert_eq!(a.column("flow"), Some(&Column::Str(vec!["x".into(), "y".into(), "y".into()])));
+        assert_eq!(a.column("v").map(Column::len), Some(3));
+        let mut empty = Table::new("t");
+        empty.append(&b);
+        assert_eq!(empty, b);
+    }
 
     fn names(t: &Table) -> Vec<&str> {
         t.columns.iter().map(|(n, _)| n.as_str()).collect()
