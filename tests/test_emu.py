@@ -180,3 +180,47 @@ def test_pcap_of_real_packets_at_the_access_point_is_what_it_transmitted(tmp_pat
         if spec == "AP:N3":
             # Towards N3 only the download's segments, from N3 only its ACKs.
             assert sum(r[1] == n3 for r in rows) == c["tx_packets"] and sum(r[0] == n3 for r in rows) == c["rx_packets"]
+
+
+def test_modelled_stations_take_a_real_downloads_share_of_the_wlan_as_the_simulator_predicts(tmp_path):
+    # Hybrid run: two stations whose uploads are modelled (world = "model": generated inside
+    # the emulator, no host) contend on the home WLAN with a real kernel TCP download. The
+    # simulator predicts how much of the download's goodput they take (same scenario, both with
+    # and without them); the emulator must move it the same way, by about as much. Ratios, not
+    # goodputs, are compared: kernel TCP and the simulated NewReno differ on their own
+    # (EMULATION.md); what the modelled stations cost must not.
+    import lasthop
+
+    data = Path(__file__).parent / "data" / "emu"
+    sim = {k: lasthop.run(str(data / f"{k}.toml")).flow("download")["goodput_bps"] for k in ("hybrid-home-alone", "hybrid-home")}
+    emu = {}
+    for k in ("hybrid-home-alone", "hybrid-home"):
+        out = subprocess.run([LASTHOP, "emu", "run", str(data / f"{k}.toml"), "-o", str(tmp_path / k), "-q"], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        s = json.loads((tmp_path / k / "summary.json").read_text())
+        emu[k] = s["flows"][0]["goodput_bps"]
+        if k == "hybrid-home":
+            # The modelled uploads themselves: 1400 B every 2 ms from 0 s to 10 s, 5000 each (hand
+            # count), delivered as the simulator delivers them (5.6 Mb/s of payload, none lost).
+            for f in s["flows"][1:]:
+                assert f["sent_packets"] == 5000 and f["lost_packets"] == 0, f
+                assert abs(f["goodput_bps"] - 5.6e6) < 0.1e6, f
+            assert s["emulator"]["packets_read"] < 3 * s["flows"][0]["sent_packets"], "modelled packets are not read from any device"
+    sim_ratio = sim["hybrid-home"] / sim["hybrid-home-alone"]
+    emu_ratio = emu["hybrid-home"] / emu["hybrid-home-alone"]
+    print(f"download goodput, Mb/s: sim {sim['hybrid-home-alone'] / 1e6:.2f} -> {sim['hybrid-home'] / 1e6:.2f} ({sim_ratio:.3f}); "
+          f"emu {emu['hybrid-home-alone'] / 1e6:.2f} -> {emu['hybrid-home'] / 1e6:.2f} ({emu_ratio:.3f})")
+    assert sim_ratio < 0.8, "the simulator predicts a clear loss (measured: 24.0 -> 14.3 Mb/s)"
+    assert emu_ratio < 0.9, "the modelled stations must cost the real download goodput"
+    assert abs(emu_ratio - sim_ratio) < 0.1, f"the share they take: emulated {emu_ratio:.3f}, simulated {sim_ratio:.3f}"
+
+
+def test_a_modelled_tcp_flow_is_refused_by_name_and_a_bad_world_names_the_valid_ones(tmp_path):
+    out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "flows.bulk.world=model", "-o", str(tmp_path / "r")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert 'modelled TCP flows' in out.stderr and 'flows[0] ("bulk").world = "model"' in out.stderr, out.stderr
+    assert not (tmp_path / "r").exists()
+    out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "flows.voice.world=robot", "-o", str(tmp_path / "r")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "expected `real` or `model`" in out.stderr, out.stderr

@@ -32,6 +32,7 @@
 
 use crate::capture::Captures;
 use crate::mechanisms::Mechanisms;
+use crate::model::ModelFlow;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
 use crate::tun::Tun;
@@ -63,6 +64,8 @@ struct Slot {
     /// Fair-queueing key and traffic class, for every hop on the way.
     key: u32,
     class: TrafficClass,
+    /// A modelled flow's packet: absorbed at its destination, never written to a device.
+    model: bool,
 }
 
 /// Packet storage: slots reused through a free list; a `PacketRef` is a slot index.
@@ -76,10 +79,12 @@ struct Arena {
 impl Arena {
     fn alloc(&mut self) -> u32 {
         if let Some(i) = self.free.pop() {
+            // A reused slot holds a real packet unless its filler says otherwise.
+            self.slots[i as usize].model = false;
             return i;
         }
         let buf = vec![0u8; self.slot_bytes].into_boxed_slice();
-        self.slots.push(Slot { buf, len: 0, read_at: Time::ZERO, dst: 0, tag: Tag::NONE, key: 0, class: TrafficClass::Udp });
+        self.slots.push(Slot { buf, len: 0, read_at: Time::ZERO, dst: 0, tag: Tag::NONE, key: 0, class: TrafficClass::Udp, model: false });
         (self.slots.len() - 1) as u32
     }
     fn release(&mut self, i: u32) {
@@ -155,6 +160,8 @@ enum Due {
     Arrive { node: u32, from: u32, pkt: u32 },
     /// Processor `k`'s timer, scheduled for `deadline`.
     Processor { k: u32, deadline: Time },
+    /// Modelled flow `model`'s next departure.
+    Depart { model: u32 },
 }
 
 /// The emulated network between the TUN devices.
@@ -177,15 +184,19 @@ pub struct Driver {
     /// The packet processors' bridge to bytes.
     pub mechanisms: Mechanisms,
     pub captures: Captures,
+    /// Modelled flows (hybrid runs), generated here.
+    models: Vec<ModelFlow>,
+    /// Payload sizes of one departure (reused).
+    sizes: Vec<u32>,
 }
 
 impl Driver {
-    pub fn new(mut net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time, captures: Captures) -> Driver {
+    pub fn new(mut net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time, captures: Captures, models: Vec<ModelFlow>) -> Driver {
         // Transmit events only when a capture reads them.
         for slot in &mut net.hops {
             slot.hop.report_transmits(!captures.is_empty());
         }
-        Driver {
+        let mut d = Driver {
             net,
             tuns,
             arena: Arena { slot_bytes, ..Arena::default() },
@@ -201,7 +212,16 @@ impl Driver {
             model_now: Time::ZERO,
             mechanisms: Mechanisms::default(),
             captures,
+            models: Vec::new(),
+            sizes: Vec::new(),
+        };
+        for (m, f) in models.iter().enumerate() {
+            if let Some(at) = f.next_departure() {
+                d.schedule(at, Due::Depart { model: m as u32 });
+            }
         }
+        d.models = models;
+        d
     }
 
     fn clock(&self) -> Time {
@@ -243,6 +263,7 @@ impl Driver {
                     Due::Wake { hop, token } => self.wake(hop, token, at),
                     Due::Arrive { node, from, pkt } => self.arrive(node, from, pkt, at),
                     Due::Processor { k, deadline } => self.processor_timer(k as usize, deadline, at),
+                    Due::Depart { model } => self.depart(model as usize, at),
                 }
             }
             let now = self.model_now.max(now);
@@ -353,7 +374,40 @@ impl Driver {
         slot.tag = tag;
         slot.key = flow;
         slot.class = if proto == Some(Protocol::Tcp) { TrafficClass::Tcp } else { TrafficClass::Udp };
+        slot.model = false;
         self.forward(node, id, uid, now);
+    }
+
+    /// Modelled flow `m` departs at model time `at` (not after the run's end): its datagrams
+    /// enter the first hop at its source node, and its next departure is scheduled.
+    fn depart(&mut self, m: usize, at: Time) {
+        if at > self.end {
+            return;
+        }
+        let mut sizes = std::mem::take(&mut self.sizes);
+        sizes.extend(self.models[m].depart());
+        for &payload in &sizes {
+            let id = self.arena.alloc();
+            let uid = self.next_uid;
+            self.next_uid += 1;
+            let f = &self.models[m];
+            let slot = &mut self.arena.slots[id as usize];
+            let (len, p) = f.packet(uid, payload, at, &mut slot.buf);
+            slot.len = len;
+            slot.read_at = at;
+            slot.dst = f.dst;
+            slot.tag = self.observer.on_model_sent(at, f.flow, len as u32, payload);
+            slot.key = flow_key(&p);
+            slot.class = TrafficClass::Udp;
+            slot.model = true;
+            let src = f.src;
+            self.forward(src, id, uid, at);
+        }
+        sizes.clear();
+        self.sizes = sizes;
+        if let Some(next) = self.models[m].next_departure() {
+            self.schedule(next, Due::Depart { model: m as u32 });
+        }
     }
 
     /// Offers packet `id` at `node` to the hop towards its destination, after the processors of
@@ -446,6 +500,12 @@ impl Driver {
             }
         }
         let slot = &self.arena.slots[pkt as usize];
+        if slot.dst == node && slot.model {
+            let (read_at, tag, len) = (slot.read_at, slot.tag, slot.len as u32);
+            self.observer.on_delivered(at, read_at, tag, len);
+            self.arena.release(pkt);
+            return;
+        }
         if slot.dst != node {
             // A new transmission on the next hop: a new MAC identity.
             let uid = self.next_uid;

@@ -18,6 +18,7 @@
 //! - [`capture`] pcap captures of the real packets at any node's interfaces
 //! - [`apps`] the TCP flows as real sockets in the namespaces (kernel TCP with `TCP_CONGESTION`)
 //! - [`generator`] the UDP flows as sessions of the measure world's generator (`lasthop-gen`)
+//! - [`model`] hybrid runs: flows with `world = "model"` generated inside the emulator
 //!
 //! Lifecycle: [`Emulation::start`] checks the machine, removes what dead emulators left,
 //! builds namespaces and devices, starts the driver thread and the flows; [`Emulation::finish`]
@@ -25,13 +26,14 @@
 //! driver through a flag (signal-hook), so the namespaces are removed on those too.
 //!
 //! Left out so far (the scenario is refused with a message saying so where it matters): TCP
-//! applications other than bulk and file transfers; hybrid (simulated) flows.
+//! applications other than bulk and file transfers; modelled (hybrid) TCP flows.
 
 pub mod apps;
 pub mod capture;
 pub mod driver;
 pub mod mechanisms;
 pub mod generator;
+pub mod model;
 pub mod netns;
 pub mod network;
 pub mod observe;
@@ -44,7 +46,7 @@ use lasthop_core::metrics::LossByCause;
 use lasthop_core::rng::RngStreams;
 use lasthop_gen::results::GenOutput;
 use lasthop_core::Time;
-use lasthop_scenario::{CcVariant, Scenario, Topology, Transport};
+use lasthop_scenario::{CcVariant, FlowWorld, Scenario, Topology, Transport};
 use network::Network;
 use observe::{Observer, FLOW_PORT, SOURCE_PORT};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -172,7 +174,7 @@ impl Emulation {
             }
         }
         let sockets = if opts.flows { flow_sockets(&scenario, &namespaces)? } else { Vec::new() };
-        let udp_flows = opts.flows && scenario.flows.iter().any(|f| f.transport() == Transport::Udp);
+        let udp_flows = opts.flows && scenario.flows.iter().any(|f| f.transport() == Transport::Udp && f.world == FlowWorld::Real);
         // The generator's sessions are set up before the origin (their signalling bypasses the
         // models), so that their first datagram leaves at the flow's start.
         let lead = if udp_flows { generator::SETUP_LEAD } else { std::time::Duration::ZERO };
@@ -180,7 +182,8 @@ impl Emulation {
         let t0 = Instant::now() + lead;
         let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let captures = capture::Captures::new(specs, epoch_ns, opts.snaplen.unwrap_or(usize::MAX));
-        let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
+        let models = if opts.flows { model::model_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu) } else { Vec::new() };
+        let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures, models);
         let (stop_d, signal_d, over_d) = (stop.clone(), signal.clone(), over.clone());
         let driver = std::thread::Builder::new()
             .name("lasthop-emu".into())
@@ -306,7 +309,7 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
     // A kernel TCP flow here is a byte transfer written as fast as the socket takes it; a
     // message source over TCP, paced reads or Hur & Hong's file loop would silently become one.
     let mut tcp_apps = Vec::new();
-    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp) {
+    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp && f.world == FlowWorld::Real) {
         let transfer = matches!(f.app, lasthop_scenario::App::Bulk { .. } | lasthop_scenario::App::File { .. });
         let paced = f.tcp.as_ref().is_some_and(|p| p.read_rate.is_some());
         if !transfer || paced || s.uses_file_loop(f) {
@@ -322,7 +325,17 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
         .filter(|(_, f)| f.tcp.as_ref().is_some_and(|p| p.receiver_awnd.is_some()))
         .map(|(i, f)| format!("flows[{i}] ({:?}).tcp.receiver_awnd", f.name))
         .collect();
+    let model_tcp: Vec<String> = s
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.world == FlowWorld::Model && f.transport() == Transport::Tcp)
+        .map(|(i, f)| format!("flows[{i}] ({:?}).world = \"model\"", f.name))
+        .collect();
     let mut what = Vec::new();
+    if !model_tcp.is_empty() {
+        what.push(format!("modelled TCP flows (world = \"model\" is for UDP flows here; make them real or UDP): {}", model_tcp.join(", ")));
+    }
     if !awnd.is_empty() {
         what.push(format!("the receiver-side advertised window of paper 004 on a kernel TCP receiver: {}", awnd.join(", ")));
     }
@@ -380,7 +393,7 @@ fn flow_sockets(s: &Scenario, namespaces: &[(usize, String)]) -> Result<Vec<apps
     let rng = RngStreams::new(s.simulation.seed);
     let end = s.simulation.duration.0;
     let mut out = Vec::new();
-    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp) {
+    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp && f.world == FlowWorld::Real) {
         let (src, dst) = (topo.index(f.src.get_ref()).expect("validated"), topo.index(f.dst.get_ref()).expect("validated"));
         let src_addr = apps::address(src as u32, SOURCE_PORT + i as u16);
         let dst_addr = apps::address(dst as u32, FLOW_PORT + i as u16);
@@ -424,7 +437,7 @@ fn gen_sessions(s: &Scenario, namespaces: &[(usize, String)], origin_mono_ns: u6
     let mut out = Vec::new();
     for (i, fp) in flows.into_iter().enumerate() {
         let f = &s.flows[i];
-        if f.transport() != Transport::Udp {
+        if f.transport() != Transport::Udp || f.world == FlowWorld::Model {
             continue;
         }
         let (src, dst) = (topo.index(f.src.get_ref()).expect("validated"), topo.index(f.dst.get_ref()).expect("validated"));

@@ -161,6 +161,19 @@ impl Observer {
         Tag::NONE
     }
 
+    /// Modelled flow `flow` (a hybrid run's) sends a datagram of `wire_len` bytes (`payload` of
+    /// them UDP payload) at `now`: numbered and metered as sent.
+    pub fn on_model_sent(&mut self, now: Time, flow: u32, wire_len: u32, payload: u32) -> Tag {
+        if now > self.end {
+            return Tag::NONE;
+        }
+        let f = &mut self.flows[flow as usize];
+        let pkt_seq = f.next_seq[0];
+        f.next_seq[0] += 1;
+        f.forward.on_sent(now, wire_len);
+        Tag { flow, dir: 0, pkt_seq, payload }
+    }
+
     /// The packet tagged `tag`, read at `sent_at`, was handed to its receiver's namespace.
     pub fn on_delivered(&mut self, now: Time, sent_at: Time, tag: Tag, wire_len: u32) {
         if now > self.end {

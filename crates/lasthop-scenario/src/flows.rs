@@ -60,6 +60,30 @@ pub struct Flow {
     /// TCP parameters (TCP flows only).
     #[serde(default)]
     pub tcp: Option<TcpParams>,
+    /// Which world makes the flow's traffic in an emulation: "real" (default: real sockets in
+    /// the end hosts' network namespaces) or "model" (the emulator generates it itself, as a
+    /// modelled station's traffic on the same hops as the real flows: a busy network without
+    /// hosts). UDP flows only in the emulator. The simulator models every flow, so it reads
+    /// both the same way.
+    #[serde(default, skip_serializing_if = "FlowWorld::is_real")]
+    pub world: FlowWorld,
+}
+
+/// Where an emulated flow's traffic comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowWorld {
+    /// Real sockets in the end hosts' namespaces.
+    #[default]
+    Real,
+    /// Generated inside the emulator from the flow's traffic model.
+    Model,
+}
+
+impl FlowWorld {
+    pub fn is_real(&self) -> bool {
+        *self == FlowWorld::Real
+    }
 }
 
 /// A duration defaulting to zero that is left out of the resolved scenario while zero (so
