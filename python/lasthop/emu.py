@@ -9,13 +9,22 @@ malformed packets, release lateness), so ``lasthop compare`` takes both.
 ``shell`` runs a command in a node's namespace while the emulated network runs; ``clean``
 removes the namespaces of emulators that were killed (SIGKILL). Everything needs root,
 /dev/net/tun and iproute2; :func:`missing` says what this machine lacks.
+
+Without root, :func:`enter_user_namespace` re-executes the command inside an unprivileged user
+namespace (``unshare --user --map-root-user --net --mount``): there the user is root of its own
+network and mount namespaces, ``ip netns`` keeps its names on a private tmpfs over /run/netns, and
+everything the emulator creates dies with the process (nothing is left even after SIGKILL). It
+needs the kernel to allow such namespaces and /dev/net/tun to be usable by the user;
+:func:`user_namespace_missing` says what is missing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +41,41 @@ EmulationError = _core.EmulationError
 def missing() -> list[str]:
     """What this machine lacks to emulate, one line each; empty when it can."""
     return list(_core.emu_missing())
+
+
+# "1": enter a user namespace even as root (tests of that path); "inside": this process is the
+# command re-executed inside one.
+USERNS_ENV = "LASTHOP_EMU_USERNS"
+
+
+def user_namespace_missing() -> list[str]:
+    """What an unprivileged user namespace lacks on this machine, one line each; empty when
+    ``lasthop emu`` can run in one."""
+    return list(_core.emu_userns_missing())
+
+
+def in_user_namespace() -> bool:
+    """True in a command that :func:`enter_user_namespace` re-executed."""
+    return os.environ.get(USERNS_ENV) == "inside"
+
+
+def enter_user_namespace() -> None:
+    """Without root (or with LASTHOP_EMU_USERNS=1), replaces this process by the same command
+    inside a new user namespace with its own network and mount namespaces, when the machine
+    allows it; otherwise returns (and :func:`missing` explains). The process keeps its pid, so
+    signals still reach it."""
+    if in_user_namespace() or (os.geteuid() == 0 and os.environ.get(USERNS_ENV) != "1"):
+        return
+    if user_namespace_missing():
+        return
+    # A private tmpfs for `ip netns` names (mount propagation is private in the new namespace).
+    script = ('if [ -d /run/netns ]; then mount -t tmpfs lasthop-netns /run/netns; '
+              'else mount -t tmpfs lasthop-run /run && mkdir /run/netns; fi && exec "$@"')
+    argv = ["unshare", "--user", "--map-root-user", "--net", "--mount", "--", "sh", "-c", script, "sh",
+            sys.executable, "-m", "lasthop", *sys.argv[1:]]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvpe("unshare", argv, dict(os.environ, **{USERNS_ENV: "inside"}))
 
 
 def clean() -> list[str]:
@@ -56,6 +100,7 @@ def _results(sc: Scenario, out: tuple, wall: float) -> Results:
     core = json.loads(summary_json)
     emulator = json.loads(emulator_json)
     emulator["ended_by_signal"] = None if sig is None else signal.Signals(sig).name
+    emulator["user_namespace"] = in_user_namespace()
     summary = {
         "lasthop_version": _core.__version__,
         "scenario_name": sc.name,

@@ -45,6 +45,7 @@ def emu_run(
     from lasthop.cli import USER_ERRORS, _error, console, err, print_summary
     from lasthop.files import check_output, safe_name
 
+    emu.enter_user_namespace()  # without root, where the machine allows it (returns otherwise)
     missing = emu.missing()  # before anything else: nothing can run without it
     if missing:
         raise _error("lasthop emu needs what this machine does not give it:\n" + "\n".join(missing))
@@ -92,6 +93,7 @@ def emu_shell(
     from lasthop.cli import USER_ERRORS, _error, err
 
     command = list(ctx.args)
+    emu.enter_user_namespace()  # without root, where the machine allows it (returns otherwise)
     try:
         sc = _scenario(file, set_, seed)
         addrs = ", ".join(f"{n} {a}" for n, a in emu.node_addresses(sc).items())
@@ -123,6 +125,12 @@ def emu_check() -> None:
     from lasthop import emu
     from lasthop.cli import _error, console
 
+    import os
+
+    if os.geteuid() != 0 and not emu.user_namespace_missing():
+        console.print(Text("this machine can emulate without root, inside an unprivileged user namespace "
+                           "(lasthop emu run/shell enter one themselves; no real-time scheduling there)"))
+        return
     missing = emu.missing()
     if missing:
         raise _error("lasthop emu needs:\n" + "\n".join(missing))

@@ -191,12 +191,12 @@ pub struct Driver {
 }
 
 impl Driver {
-    pub fn new(mut net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time, captures: Captures, models: Vec<ModelFlow>) -> Driver {
+    pub fn new(mut net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time, captures: Captures) -> Driver {
         // Transmit events only when a capture reads them.
         for slot in &mut net.hops {
             slot.hop.report_transmits(!captures.is_empty());
         }
-        let mut d = Driver {
+        Driver {
             net,
             tuns,
             arena: Arena { slot_bytes, ..Arena::default() },
@@ -214,14 +214,17 @@ impl Driver {
             captures,
             models: Vec::new(),
             sizes: Vec::new(),
-        };
-        for (m, f) in models.iter().enumerate() {
-            if let Some(at) = f.next_departure() {
-                d.schedule(at, Due::Depart { model: m as u32 });
-            }
         }
-        d.models = models;
-        d
+    }
+
+    /// Generates the modelled flows (a hybrid run's) from their first departures on.
+    pub fn add_models(&mut self, models: Vec<ModelFlow>) {
+        for f in models {
+            if let Some(at) = f.next_departure() {
+                self.schedule(at, Due::Depart { model: self.models.len() as u32 });
+            }
+            self.models.push(f);
+        }
     }
 
     fn clock(&self) -> Time {

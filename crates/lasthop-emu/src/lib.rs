@@ -20,6 +20,10 @@
 //! - [`generator`] the UDP flows as sessions of the measure world's generator (`lasthop-gen`)
 //! - [`model`] hybrid runs: flows with `world = "model"` generated inside the emulator
 //!
+//! Without root, the Python CLI re-executes `lasthop emu` inside an unprivileged user namespace
+//! (`netns::user_namespace_missing` says what the machine lacks for one); inside it this crate
+//! runs unchanged, as root of its own namespaces.
+//!
 //! Lifecycle: [`Emulation::start`] checks the machine, removes what dead emulators left,
 //! builds namespaces and devices, starts the driver thread and the flows; [`Emulation::finish`]
 //! (or dropping it) stops everything and removes the namespaces. SIGINT and SIGTERM stop the
@@ -183,7 +187,8 @@ impl Emulation {
         let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let captures = capture::Captures::new(specs, epoch_ns, opts.snaplen.unwrap_or(usize::MAX));
         let models = if opts.flows { model::model_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu) } else { Vec::new() };
-        let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures, models);
+        let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
+        driver.add_models(models);
         let (stop_d, signal_d, over_d) = (stop.clone(), signal.clone(), over.clone());
         let driver = std::thread::Builder::new()
             .name("lasthop-emu".into())

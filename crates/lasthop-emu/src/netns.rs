@@ -47,26 +47,92 @@ pub fn parse_namespace_name(name: &str) -> Option<(u32, usize)> {
     Some((pid.parse().ok()?, node.parse().ok()?))
 }
 
-/// What the emulator needs from the machine and lacks, one line per missing thing; empty when
-/// it can run.
+/// What the emulator needs from the machine and lacks in this process, one line per missing
+/// thing; empty when it can run. Inside a user namespace (see [`user_namespace_missing`]) the
+/// process is root of its own namespaces and this is empty where the machine allows it.
 pub fn missing_requirements() -> Vec<String> {
     let mut missing = Vec::new();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        missing.push(
-            "root (CAP_NET_ADMIN and CAP_SYS_ADMIN, to create network namespaces and TUN devices): run as root or with sudo; \
-             an unprivileged user namespace is not used yet"
-                .into(),
-        );
+        let userns = user_namespace_missing();
+        missing.push(if userns.is_empty() {
+            "root (CAP_NET_ADMIN and CAP_SYS_ADMIN, to create network namespaces and TUN devices) in this process: \
+             `lasthop emu run` and `emu shell` enter a user namespace themselves, which this machine allows"
+                .into()
+        } else {
+            format!(
+                "root (CAP_NET_ADMIN and CAP_SYS_ADMIN, to create network namespaces and TUN devices): run as root or with sudo; \
+                 without root, lasthop emu runs inside an unprivileged user namespace, which needs: {}",
+                userns.join("; ")
+            )
+        });
+        // The user namespace's needs include the device and the tools.
+        return missing;
     }
+    missing.extend(device_and_tools_missing());
+    missing
+}
+
+/// The TUN device and the tools, for root and user namespace alike.
+fn device_and_tools_missing() -> Vec<String> {
+    let mut missing = Vec::new();
     if !Path::new("/dev/net/tun").exists() {
         missing.push("/dev/net/tun: the kernel's TUN driver (CONFIG_TUN; `modprobe tun`)".into());
+    } else if !may_read_write("/dev/net/tun") {
+        let mode = std::fs::metadata("/dev/net/tun").map(|m| format!("{:o}", std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)).unwrap_or_default();
+        missing.push(format!(
+            "/dev/net/tun readable and writable by this user (it is mode {mode}, root's only): `chmod 0666 /dev/net/tun` (the usual mode; \
+             a TUN device is then still created only inside a namespace one owns), or run as root"
+        ));
     }
     for tool in ["ip", "sysctl"] {
         if which(tool).is_none() {
             missing.push(format!("`{tool}` on PATH (Debian: apt-get install {})", if tool == "ip" { "iproute2" } else { "procps" }));
         }
     }
+    missing
+}
+
+/// True if this process may open `path` for reading and writing (`access(2)`, which checks the
+/// real user: inside a user namespace, the user outside it).
+fn may_read_write(path: &str) -> bool {
+    let c = std::ffi::CString::new(path).expect("no NUL in a constant path");
+    // SAFETY: access with a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::R_OK | libc::W_OK) == 0 }
+}
+
+/// The kernel settings (sysctl files) that forbid an unprivileged user namespace: (file, value
+/// that forbids, what to do).
+const USERNS_SWITCHES: [(&str, &str, &str); 3] = [
+    ("/proc/sys/kernel/unprivileged_userns_clone", "0", "Debian's switch is off: sysctl -w kernel.unprivileged_userns_clone=1"),
+    ("/proc/sys/user/max_user_namespaces", "0", "no user namespace may exist: sysctl -w user.max_user_namespaces=15000"),
+    (
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+        "1",
+        "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for python",
+    ),
+];
+
+/// What an unprivileged user namespace (`unshare --user --map-root-user --net --mount`, in
+/// which this user is root of its own network and mount namespaces) lacks on this machine, one
+/// line each; empty when `lasthop emu` can run in one. A setting file that is absent does not
+/// forbid (the kernel has no such switch).
+pub fn user_namespace_missing() -> Vec<String> {
+    let mut missing = Vec::new();
+    for (file, forbids, fix) in USERNS_SWITCHES {
+        if let Ok(v) = std::fs::read_to_string(file) {
+            if v.trim() == forbids {
+                missing.push(format!("{file} is {forbids}: {fix}"));
+            }
+        }
+    }
+    if which("unshare").is_none() {
+        missing.push("`unshare` on PATH (Debian: apt-get install util-linux)".into());
+    }
+    if which("mount").is_none() {
+        missing.push("`mount` on PATH (Debian: apt-get install mount)".into());
+    }
+    missing.extend(device_and_tools_missing());
     missing
 }
 

@@ -99,10 +99,17 @@ fn emu_missing() -> Vec<String> {
     netns::missing_requirements()
 }
 
+/// What an unprivileged user namespace lacks on this machine (empty when emu can run in one).
+#[pyfunction]
+fn emu_userns_missing() -> Vec<String> {
+    netns::user_namespace_missing()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EmulationError", m.py().get_type::<EmulationError>())?;
     m.add_class::<PyEmulation>()?;
     m.add_function(wrap_pyfunction!(emu_clean, m)?)?;
     m.add_function(wrap_pyfunction!(emu_missing, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_userns_missing, m)?)?;
     Ok(())
 }
