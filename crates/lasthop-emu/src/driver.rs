@@ -32,7 +32,8 @@
 
 use crate::capture::Captures;
 use crate::mechanisms::Mechanisms;
-use crate::model::ModelFlow;
+use crate::model::{segment_of, ModelFlow, ModelTcp};
+use lasthop_sim::tcp::Segment;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
 use crate::tun::Tun;
@@ -64,8 +65,17 @@ struct Slot {
     /// Fair-queueing key and traffic class, for every hop on the way.
     key: u32,
     class: TrafficClass,
-    /// A modelled flow's packet: absorbed at its destination, never written to a device.
-    model: bool,
+    /// Where the packet comes from: a namespace, or a modelled flow (absorbed at its
+    /// destination, never written to a device).
+    origin: Origin,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Real,
+    ModelUdp,
+    /// Modelled TCP flow `m`'s segment.
+    ModelTcp { m: u32 },
 }
 
 /// Packet storage: slots reused through a free list; a `PacketRef` is a slot index.
@@ -80,11 +90,11 @@ impl Arena {
     fn alloc(&mut self) -> u32 {
         if let Some(i) = self.free.pop() {
             // A reused slot holds a real packet unless its filler says otherwise.
-            self.slots[i as usize].model = false;
+            self.slots[i as usize].origin = Origin::Real;
             return i;
         }
         let buf = vec![0u8; self.slot_bytes].into_boxed_slice();
-        self.slots.push(Slot { buf, len: 0, read_at: Time::ZERO, dst: 0, tag: Tag::NONE, key: 0, class: TrafficClass::Udp, model: false });
+        self.slots.push(Slot { buf, len: 0, read_at: Time::ZERO, dst: 0, tag: Tag::NONE, key: 0, class: TrafficClass::Udp, origin: Origin::Real });
         (self.slots.len() - 1) as u32
     }
     fn release(&mut self, i: u32) {
@@ -162,6 +172,10 @@ enum Due {
     Processor { k: u32, deadline: Time },
     /// Modelled flow `model`'s next departure.
     Depart { model: u32 },
+    /// Modelled TCP flow `m` opens its connection.
+    TcpOpen { m: u32 },
+    /// A timer of endpoint `side` of modelled TCP flow `m`.
+    TcpTimer { m: u32, side: u8 },
 }
 
 /// The emulated network between the TUN devices.
@@ -188,6 +202,10 @@ pub struct Driver {
     models: Vec<ModelFlow>,
     /// Payload sizes of one departure (reused).
     sizes: Vec<u32>,
+    /// Modelled TCP flows (hybrid runs): the simulator's endpoints, driven here.
+    tcps: Vec<ModelTcp>,
+    /// Segments an endpoint sends (reused).
+    segs: Vec<Segment>,
 }
 
 impl Driver {
@@ -214,6 +232,18 @@ impl Driver {
             captures,
             models: Vec::new(),
             sizes: Vec::new(),
+            tcps: Vec::new(),
+            segs: Vec::new(),
+        }
+    }
+
+    /// Runs the modelled TCP flows (a hybrid run's) from their starts on.
+    pub fn add_model_tcp(&mut self, tcps: Vec<ModelTcp>) {
+        for t in tcps {
+            if t.start < t.stop {
+                self.schedule(t.start, Due::TcpOpen { m: self.tcps.len() as u32 });
+            }
+            self.tcps.push(t);
         }
     }
 
@@ -267,6 +297,8 @@ impl Driver {
                     Due::Arrive { node, from, pkt } => self.arrive(node, from, pkt, at),
                     Due::Processor { k, deadline } => self.processor_timer(k as usize, deadline, at),
                     Due::Depart { model } => self.depart(model as usize, at),
+                    Due::TcpOpen { m } => self.tcp_open(m as usize, at),
+                    Due::TcpTimer { m, side } => self.tcp_timer(m as usize, side as usize, at),
                 }
             }
             let now = self.model_now.max(now);
@@ -377,7 +409,7 @@ impl Driver {
         slot.tag = tag;
         slot.key = flow;
         slot.class = if proto == Some(Protocol::Tcp) { TrafficClass::Tcp } else { TrafficClass::Udp };
-        slot.model = false;
+        slot.origin = Origin::Real;
         self.forward(node, id, uid, now);
     }
 
@@ -399,10 +431,10 @@ impl Driver {
             slot.len = len;
             slot.read_at = at;
             slot.dst = f.dst;
-            slot.tag = self.observer.on_model_sent(at, f.flow, len as u32, payload);
+            slot.tag = self.observer.on_model_sent(at, f.flow, 0, len as u32, payload);
             slot.key = flow_key(&p);
             slot.class = TrafficClass::Udp;
-            slot.model = true;
+            slot.origin = Origin::ModelUdp;
             let src = f.src;
             self.forward(src, id, uid, at);
         }
@@ -503,10 +535,14 @@ impl Driver {
             }
         }
         let slot = &self.arena.slots[pkt as usize];
-        if slot.dst == node && slot.model {
-            let (read_at, tag, len) = (slot.read_at, slot.tag, slot.len as u32);
+        if slot.dst == node && slot.origin != Origin::Real {
+            let (read_at, tag, len, origin) = (slot.read_at, slot.tag, slot.len as u32, slot.origin);
             self.observer.on_delivered(at, read_at, tag, len);
+            let seg = segment_of(&slot.buf[..slot.len]);
             self.arena.release(pkt);
+            if let (Origin::ModelTcp { m }, Some(seg)) = (origin, seg) {
+                self.tcp_segment(m as usize, node, &seg, at);
+            }
             return;
         }
         if slot.dst != node {
@@ -563,6 +599,10 @@ impl Driver {
             let key = h.to_packet(PacketMeta { uid, flow: 0, pkt_seq: 0, sent_at: now }).map(|p| flow_key(&p)).unwrap_or(0);
             let slot = &mut self.arena.slots[id as usize];
             (slot.read_at, slot.dst, slot.tag, slot.key, slot.class) = (now, dst, tag, key, TrafficClass::Tcp);
+            // A local retransmission of a modelled TCP flow's segment goes to its endpoint.
+            if let Some(m) = self.tcps.iter().position(|t| t.flow == tag.flow) {
+                slot.origin = Origin::ModelTcp { m: m as u32 };
+            }
             let node = self.net.processors[k as usize].node;
             let next = self.net.next_node[node as usize * self.net.n_nodes + dst as usize];
             if next == u32::MAX {
@@ -572,6 +612,82 @@ impl Driver {
             let chain = self.net.chain(node, next);
             let below = chain.iter().position(|&x| x == k).map_or(0, |i| i + 1);
             self.forward_below(node, id, uid, now, below);
+        }
+    }
+
+    /// Modelled TCP flow `m` opens at `at`: the client's SYN, and the writer's first bytes.
+    fn tcp_open(&mut self, m: usize, at: Time) {
+        if at > self.end {
+            return;
+        }
+        let mut segs = std::mem::take(&mut self.segs);
+        self.tcps[m].open(at, &mut segs);
+        self.tcp_send(m, 0, &mut segs, at);
+        self.segs = segs;
+    }
+
+    /// Segment `seg` of modelled TCP flow `m` reaches its endpoint at `node`; the application
+    /// at that end reads (the server) or writes more (the client).
+    fn tcp_segment(&mut self, m: usize, node: u32, seg: &Segment, at: Time) {
+        let side = self.tcps[m].side_at(node);
+        let mut segs = std::mem::take(&mut self.segs);
+        self.tcps[m].ends[side].on_segment(at, seg, &mut segs);
+        self.tcp_app(m, side, &mut segs, at);
+        self.tcp_send(m, side, &mut segs, at);
+        self.segs = segs;
+    }
+
+    fn tcp_timer(&mut self, m: usize, side: usize, at: Time) {
+        if self.tcps[m].timer_at[side] != Some(at) {
+            return; // superseded by an earlier deadline, which re-armed it
+        }
+        self.tcps[m].timer_at[side] = None;
+        let mut segs = std::mem::take(&mut self.segs);
+        self.tcps[m].ends[side].on_timer(at, &mut segs);
+        self.tcp_app(m, side, &mut segs, at);
+        self.tcp_send(m, side, &mut segs, at);
+        self.segs = segs;
+    }
+
+    /// The application at endpoint `side`: the server reads everything (goodput), the client
+    /// writes as much as its buffer takes.
+    fn tcp_app(&mut self, m: usize, side: usize, segs: &mut Vec<Segment>, at: Time) {
+        if side == 1 {
+            let n = self.tcps[m].read(at, segs);
+            if n > 0 {
+                self.observer.on_model_read(at, self.tcps[m].flow, n);
+            }
+        } else {
+            self.tcps[m].write(at, segs);
+        }
+    }
+
+    /// Endpoint `side` of modelled TCP flow `m` sends `segs` as real packets, then its timer is
+    /// armed for its next deadline.
+    fn tcp_send(&mut self, m: usize, side: usize, segs: &mut Vec<Segment>, at: Time) {
+        for seg in segs.drain(..) {
+            let id = self.arena.alloc();
+            let uid = self.next_uid;
+            self.next_uid += 1;
+            let t = &self.tcps[m];
+            let slot = &mut self.arena.slots[id as usize];
+            let (len, p) = t.packet(side, &seg, uid, at, &mut slot.buf);
+            let (src, dst) = t.nodes(side);
+            slot.len = len;
+            slot.read_at = at;
+            slot.dst = dst;
+            slot.tag = self.observer.on_model_sent(at, t.flow, side as u8, len as u32, seg.payload_len);
+            slot.key = flow_key(&p);
+            slot.class = TrafficClass::Tcp;
+            slot.origin = Origin::ModelTcp { m: m as u32 };
+            self.forward(src, id, uid, at);
+        }
+        let t = &mut self.tcps[m];
+        if let Some(d) = t.ends[side].poll_deadline() {
+            if t.timer_at[side].is_none_or(|s| d < s) {
+                t.timer_at[side] = Some(d);
+                self.schedule(d.max(at), Due::TcpTimer { m: m as u32, side: side as u8 });
+            }
         }
     }
 

@@ -30,7 +30,7 @@
 //! driver through a flag (signal-hook), so the namespaces are removed on those too.
 //!
 //! Left out so far (the scenario is refused with a message saying so where it matters): TCP
-//! applications other than bulk and file transfers; modelled (hybrid) TCP flows.
+//! applications other than bulk and file transfers.
 
 pub mod apps;
 pub mod capture;
@@ -189,6 +189,9 @@ impl Emulation {
         let models = if opts.flows { model::model_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu) } else { Vec::new() };
         let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
         driver.add_models(models);
+        if opts.flows {
+            driver.add_model_tcp(model::model_tcp_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu));
+        }
         let (stop_d, signal_d, over_d) = (stop.clone(), signal.clone(), over.clone());
         let driver = std::thread::Builder::new()
             .name("lasthop-emu".into())
@@ -314,7 +317,7 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
     // A kernel TCP flow here is a byte transfer written as fast as the socket takes it; a
     // message source over TCP, paced reads or Hur & Hong's file loop would silently become one.
     let mut tcp_apps = Vec::new();
-    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp && f.world == FlowWorld::Real) {
+    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp) {
         let transfer = matches!(f.app, lasthop_scenario::App::Bulk { .. } | lasthop_scenario::App::File { .. });
         let paced = f.tcp.as_ref().is_some_and(|p| p.read_rate.is_some());
         if !transfer || paced || s.uses_file_loop(f) {
@@ -330,17 +333,7 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
         .filter(|(_, f)| f.tcp.as_ref().is_some_and(|p| p.receiver_awnd.is_some()))
         .map(|(i, f)| format!("flows[{i}] ({:?}).tcp.receiver_awnd", f.name))
         .collect();
-    let model_tcp: Vec<String> = s
-        .flows
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.world == FlowWorld::Model && f.transport() == Transport::Tcp)
-        .map(|(i, f)| format!("flows[{i}] ({:?}).world = \"model\"", f.name))
-        .collect();
     let mut what = Vec::new();
-    if !model_tcp.is_empty() {
-        what.push(format!("modelled TCP flows (world = \"model\" is for UDP flows here; make them real or UDP): {}", model_tcp.join(", ")));
-    }
     if !awnd.is_empty() {
         what.push(format!("the receiver-side advertised window of paper 004 on a kernel TCP receiver: {}", awnd.join(", ")));
     }

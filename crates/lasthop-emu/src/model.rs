@@ -12,14 +12,22 @@
 //! and are retried like real ones, are captured (`--pcap`) and metered at the network (sent at
 //! the source's interface, received at arrival) as the simulator meters its flows.
 //!
-//! Left out: modelled TCP (it would need lasthop-sim's TCP endpoints driven in real time; the
-//! emulator refuses a TCP flow with `world = "model"` by name).
+//! A modelled TCP flow ([`ModelTcp`]) is a pair of the simulator's own sans-I/O TCP endpoints
+//! (`lasthop_sim::tcp::TcpSocket`, configured from the flow's `tcp` parameters as the simulator
+//! configures them, ISNs from the same stream), driven by the emulator's clock: its segments
+//! become real IPv4/TCP packets (options and all) on the hops, an arriving one is parsed back
+//! into the endpoint's segment, and the endpoints' timers are the driver's wakes. The sending
+//! application is a greedy writer (`bulk`, or `bytes` of it); the receiving one reads at once.
+//!
+//! Left out: modelled TCP message sources, paced reads and the file loop (refused by name, as
+//! for real TCP flows).
 
-use lasthop_core::packet::{Packet, Protocol, TcpHeader};
+use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;
 use lasthop_core::traffic::{fragments, Schedule};
 use lasthop_core::{Time, wire};
-use lasthop_scenario::{FlowWorld, Scenario, Topology};
+use lasthop_scenario::{FlowWorld, Scenario, Topology, Transport};
+use lasthop_sim::tcp::{Segment, TcpSocket};
 
 /// One modelled UDP flow.
 #[derive(Debug)]
@@ -85,7 +93,7 @@ pub fn model_flows(s: &Scenario, first_sport: u16, first_dport: u16, mtu: u32) -
     s.flows
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.world == FlowWorld::Model)
+        .filter(|(_, f)| f.world == FlowWorld::Model && f.transport() == Transport::Udp)
         .map(|(i, f)| {
             let app = lasthop_scenario::build::traffic::flow_app(s, f, &rng);
             let schedule = app.messages.expect("validated: a UDP app is a message source");
@@ -100,6 +108,144 @@ pub fn model_flows(s: &Scenario, first_sport: u16, first_dport: u16, mtu: u32) -
                 schedule,
                 start: Time(f.start_time(&rng).0.min(end)),
                 stop: Time(f.stop.map_or(end, |t| t.0.min(end))),
+            }
+        })
+        .collect()
+}
+
+/// One modelled TCP flow: the simulator's two endpoints, client at `src`, server at `dst`.
+#[derive(Debug)]
+pub struct ModelTcp {
+    /// The flow's index in the scenario.
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub sport: u16,
+    pub dport: u16,
+    pub dscp: u8,
+    pub start: Time,
+    pub stop: Time,
+    /// Endpoint 0 the client (sender), 1 the server (receiver).
+    pub ends: [TcpSocket; 2],
+    /// Bytes the writer has still to write (None: until the stop).
+    left: Option<u64>,
+    closed: bool,
+    /// The wake each endpoint's timer is scheduled for.
+    pub timer_at: [Option<Time>; 2],
+}
+
+impl ModelTcp {
+    /// Which endpoint a packet to node `node` is for.
+    pub fn side_at(&self, node: u32) -> usize {
+        usize::from(node == self.dst)
+    }
+
+    /// The node of endpoint `side` and of its peer.
+    pub fn nodes(&self, side: usize) -> (u32, u32) {
+        if side == 0 { (self.src, self.dst) } else { (self.dst, self.src) }
+    }
+
+    /// The client connects and the writer starts.
+    pub fn open(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.ends[0].connect(now, out);
+        self.write(now, out);
+    }
+
+    /// The greedy writer fills the client's send buffer; closes after its bytes, or at the stop.
+    pub fn write(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if self.closed {
+            return;
+        }
+        if now >= self.stop || self.left == Some(0) {
+            self.closed = true;
+            self.ends[0].close(now, out);
+            return;
+        }
+        let want = self.left.unwrap_or(u64::MAX);
+        let n = self.ends[0].write(now, want, out);
+        if let Some(l) = &mut self.left {
+            *l -= n;
+            if *l == 0 {
+                self.closed = true;
+                self.ends[0].close(now, out);
+            }
+        }
+    }
+
+    /// The receiving application reads all it can; returns the bytes read.
+    pub fn read(&mut self, now: Time, out: &mut Vec<Segment>) -> u64 {
+        self.ends[1].read(now, u64::MAX, out)
+    }
+
+    /// The IPv4/TCP packet of `seg` from endpoint `side` into `buf`; its length and header model.
+    pub fn packet(&self, side: usize, seg: &Segment, uid: u64, now: Time, buf: &mut [u8]) -> (usize, Packet) {
+        let (src, dst) = self.nodes(side);
+        let (sport, dport) = if side == 0 { (self.sport, self.dport) } else { (self.dport, self.sport) };
+        let p = Packet {
+            uid,
+            flow: self.flow,
+            pkt_seq: 0,
+            src,
+            dst,
+            sport,
+            dport,
+            dscp: self.dscp,
+            proto: Protocol::Tcp,
+            tcp: seg.hdr,
+            payload_len: seg.payload_len,
+            sent_at: now,
+        };
+        let h = wire::Headers::from_packet(&p, uid as u16);
+        let (head, total) = (h.header_len(), h.total_len());
+        buf[head..total].fill(0);
+        let n = wire::emit(&h, buf).expect("a modelled segment fits the slot: its MSS is below the scenario's MTU");
+        (n, p)
+    }
+}
+
+/// The segment a modelled TCP packet's bytes carry (written by [`ModelTcp::packet`]).
+pub fn segment_of(bytes: &[u8]) -> Option<Segment> {
+    let h = wire::parse(bytes).ok()?;
+    Some(Segment { hdr: h.tcp, payload_len: h.payload_len })
+}
+
+/// The scenario's modelled TCP flows (bulk or byte transfers: the caller refuses the others).
+pub fn model_tcp_flows(s: &Scenario, first_sport: u16, first_dport: u16, mtu: u32) -> Vec<ModelTcp> {
+    let topo = Topology::new(s);
+    let rng = RngStreams::new(s.simulation.seed);
+    let end = s.simulation.duration.0;
+    s.flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.world == FlowWorld::Model && f.transport() == Transport::Tcp)
+        .map(|(i, f)| {
+            let p = f.tcp.clone().unwrap_or_default();
+            // The emulator's packets are at most its devices' MTU, as for the real flows.
+            let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).unwrap_or(1500).min(mtu as u64);
+            let cfg = lasthop_sim::sim::tcp_config(&p, path_mtu);
+            // The same ISN draws as the simulator's (stream flow/<name>/isn, client then server).
+            let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
+            let client = TcpSocket::new(cfg.clone(), SeqNum(rand_core::RngCore::next_u32(&mut isn)));
+            let mut server = TcpSocket::new(cfg, SeqNum(rand_core::RngCore::next_u32(&mut isn)));
+            server.listen();
+            let app = lasthop_scenario::build::traffic::flow_app(s, f, &rng);
+            let left = match app.transfer.volume {
+                lasthop_core::traffic::Volume::Bytes(b) => Some(b),
+                _ => None,
+            };
+            ModelTcp {
+                flow: i as u32,
+                src: topo.index(f.src.get_ref()).expect("validated") as u32,
+                dst: topo.index(f.dst.get_ref()).expect("validated") as u32,
+                sport: first_sport + i as u16,
+                dport: first_dport + i as u16,
+                dscp: f.dscp,
+                start: Time(f.start_time(&rng).0.min(end)),
+                stop: Time(f.stop.map_or(end, |t| t.0.min(end))),
+                ends: [client, server],
+                left,
+                closed: false,
+                timer_at: [None, None],
             }
         })
         .collect()
@@ -130,5 +276,35 @@ mod tests {
         assert_eq!((h.ip.src, h.ip.dst, h.sport, h.dport, h.payload_len), (wire::node_address(0), wire::node_address(2), 10_001, 5_001, 160));
         assert_eq!(p.payload_len, 160);
         assert!(buf[28..188].iter().all(|&b| b == 0), "the payload is zeros, not the slot's old bytes");
+    }
+
+    #[test]
+    fn a_modelled_tcp_flow_opens_with_the_simulators_syn_as_real_bytes_and_parses_back() {
+        let text = lasthop_scenario::bundled::bundled("dumbbell").unwrap();
+        let o = vec![("flows.bulk.world".to_string(), "model".to_string())];
+        let s = Scenario::from_toml_str(text, "dumbbell", &o).unwrap();
+        assert!(model_flows(&s, 10_000, 5_000, 1500).is_empty(), "the bulk flow is TCP: not a datagram source");
+        let mut tcps = model_tcp_flows(&s, 10_000, 5_000, 1500);
+        assert_eq!(tcps.len(), 1);
+        let t = &mut tcps[0];
+        assert_eq!((t.flow, t.src, t.dst, t.sport, t.dport, t.start), (0, 0, 2, 10_000, 5_000, Time::ZERO));
+        let mut out = Vec::new();
+        t.open(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 1, "a SYN, and nothing written before the handshake");
+        let syn = out[0];
+        assert_eq!(syn.hdr.mss, Some(1460), "MSS = the 1500-byte MTU less 40 bytes of headers");
+        let mut buf = [0u8; 1501];
+        let (n, _) = t.packet(0, &syn, 1, Time::ZERO, &mut buf);
+        // The bytes parse back to the very segment the endpoint sent: options included.
+        assert_eq!(segment_of(&buf[..n]), Some(syn));
+        let h = wire::parse(&buf[..n]).unwrap();
+        assert_eq!((h.ip.src, h.ip.dst, h.sport, h.dport), (wire::node_address(0), wire::node_address(2), 10_000, 5_000));
+        // The server answers the SYN with a SYN-ACK from the receiver's node.
+        let mut answer = Vec::new();
+        t.ends[1].on_segment(Time(1), &syn, &mut answer);
+        assert_eq!(answer.len(), 1);
+        let (n, _) = t.packet(1, &answer[0], 2, Time(1), &mut buf);
+        let h = wire::parse(&buf[..n]).unwrap();
+        assert_eq!((h.ip.src, h.sport, h.dport, h.tcp.ack), (wire::node_address(2), 5_000, 10_000, syn.hdr.seq + 1));
     }
 }

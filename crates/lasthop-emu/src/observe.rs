@@ -161,17 +161,29 @@ impl Observer {
         Tag::NONE
     }
 
-    /// Modelled flow `flow` (a hybrid run's) sends a datagram of `wire_len` bytes (`payload` of
-    /// them UDP payload) at `now`: numbered and metered as sent.
-    pub fn on_model_sent(&mut self, now: Time, flow: u32, wire_len: u32, payload: u32) -> Tag {
+    /// Modelled flow `flow` (a hybrid run's) sends a packet of `wire_len` bytes (`payload` of
+    /// them transport payload) at `now` in direction `dir` (0 forward, 1 a TCP flow's ACKs):
+    /// numbered and metered as sent.
+    pub fn on_model_sent(&mut self, now: Time, flow: u32, dir: u8, wire_len: u32, payload: u32) -> Tag {
         if now > self.end {
             return Tag::NONE;
         }
         let f = &mut self.flows[flow as usize];
-        let pkt_seq = f.next_seq[0];
-        f.next_seq[0] += 1;
-        f.forward.on_sent(now, wire_len);
-        Tag { flow, dir: 0, pkt_seq, payload }
+        let pkt_seq = f.next_seq[dir as usize];
+        f.next_seq[dir as usize] += 1;
+        if dir == 0 {
+            f.forward.on_sent(now, wire_len);
+        } else {
+            f.reverse.on_sent(now, wire_len);
+        }
+        Tag { flow, dir, pkt_seq, payload }
+    }
+
+    /// Modelled TCP flow `flow`'s receiving application read `bytes` in order at `now`.
+    pub fn on_model_read(&mut self, now: Time, flow: u32, bytes: u64) {
+        if now <= self.end {
+            self.flows[flow as usize].forward.on_delivered(now, bytes);
+        }
     }
 
     /// The packet tagged `tag`, read at `sent_at`, was handed to its receiver's namespace.

@@ -63,7 +63,7 @@ pub struct Flow {
     /// Which world makes the flow's traffic in an emulation: "real" (default: real sockets in
     /// the end hosts' network namespaces) or "model" (the emulator generates it itself, as a
     /// modelled station's traffic on the same hops as the real flows: a busy network without
-    /// hosts). UDP flows only in the emulator. The simulator models every flow, so it reads
+    /// hosts; TCP by the simulator's endpoints). The simulator models every flow, so it reads
     /// both the same way.
     #[serde(default, skip_serializing_if = "FlowWorld::is_real")]
     pub world: FlowWorld,

@@ -33,6 +33,7 @@ use lasthop_core::{Duration, Time};
 use rand_core::RngCore;
 
 mod build;
+pub use build::tcp_config;
 mod flows;
 mod hosts;
 mod network;

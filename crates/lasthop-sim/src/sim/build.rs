@@ -81,33 +81,7 @@ impl Simulation {
             Transport::Tcp => {
                 let p = f.tcp.clone().unwrap_or_default();
                 let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).expect("validated");
-                let cfg = TcpConfig {
-                    mss: p.mss.map(|m| m.0).unwrap_or(path_mtu - 40) as u32,
-                    sack: p.sack,
-                    initial_cwnd_segments: p.initial_cwnd,
-                    delayed_ack: p.delayed_ack_enabled.then_some(p.delayed_ack),
-                    nagle: p.nagle,
-                    send_buffer: p.send_buffer.0,
-                    recv_buffer: p.receive_buffer.0,
-                    window_scale: p.window_scale,
-                    rto_initial: p.rto_initial,
-                    rto_min: p.rto_min,
-                    rto_max: p.rto_max,
-                    dupack_threshold: p.dupack_threshold,
-                    awnd_cap: None,
-                    congestion_control: match p.variant {
-                        CcVariant::Newreno => crate::tcp::CcKind::NewReno,
-                        CcVariant::Cubic => crate::tcp::CcKind::Cubic,
-                        CcVariant::Bbr => crate::tcp::CcKind::Bbr,
-                    },
-                    lazy_window_update: p.window_update == lasthop_scenario::WindowUpdate::Delayed,
-                    ca_increase: match p.ca_increase {
-                        lasthop_scenario::CaIncrease::Bytes => crate::tcp::newreno::CaIncrease::Bytes,
-                        lasthop_scenario::CaIncrease::PerAck => crate::tcp::newreno::CaIncrease::PerAck,
-                    },
-                    limited_transmit: p.limited_transmit,
-                    timer_granularity: p.timer_granularity,
-                };
+                let cfg = tcp_config(&p, path_mtu);
                 let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
                 let mut client = TcpSocket::new(cfg.clone(), SeqNum(isn.next_u32()));
                 // The receiver's interlayer window cap (Koga et al.), as a number of segments; with
@@ -172,3 +146,34 @@ impl Simulation {
     }
 }
 
+/// A TCP endpoint's configuration from the scenario's `tcp` parameters and the path MTU (the
+/// MSS defaults to it less 40 bytes of headers). Public for the emulator's modelled TCP flows.
+pub fn tcp_config(p: &lasthop_scenario::TcpParams, path_mtu: u64) -> TcpConfig {
+    TcpConfig {
+        mss: p.mss.map(|m| m.0).unwrap_or(path_mtu - 40) as u32,
+        sack: p.sack,
+        initial_cwnd_segments: p.initial_cwnd,
+        delayed_ack: p.delayed_ack_enabled.then_some(p.delayed_ack),
+        nagle: p.nagle,
+        send_buffer: p.send_buffer.0,
+        recv_buffer: p.receive_buffer.0,
+        window_scale: p.window_scale,
+        rto_initial: p.rto_initial,
+        rto_min: p.rto_min,
+        rto_max: p.rto_max,
+        dupack_threshold: p.dupack_threshold,
+        awnd_cap: None,
+        congestion_control: match p.variant {
+            CcVariant::Newreno => crate::tcp::CcKind::NewReno,
+            CcVariant::Cubic => crate::tcp::CcKind::Cubic,
+            CcVariant::Bbr => crate::tcp::CcKind::Bbr,
+        },
+        lazy_window_update: p.window_update == lasthop_scenario::WindowUpdate::Delayed,
+        ca_increase: match p.ca_increase {
+            lasthop_scenario::CaIncrease::Bytes => crate::tcp::newreno::CaIncrease::Bytes,
+            lasthop_scenario::CaIncrease::PerAck => crate::tcp::newreno::CaIncrease::PerAck,
+        },
+        limited_transmit: p.limited_transmit,
+        timer_granularity: p.timer_granularity,
+    }
+}
