@@ -34,7 +34,7 @@ $(VENV)/.installed: $(SOURCES)
 # The world-neutral crates also in the dev profile: its overflow checks catch arithmetic the
 # release build wraps silently.
 test-rust:
-	cargo test --workspace --exclude lasthop-py --release
+	cargo test --workspace --exclude lasthop-py --profile release-test
 	cargo test -p lasthop-core -p lasthop-scenario
 
 test-python: install
