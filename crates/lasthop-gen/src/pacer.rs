@@ -17,7 +17,7 @@ use crate::clock::{mono_ns, sleep_until_mono};
 
 /// Spin this long before a deadline instead of sleeping (a wake-up from `clock_nanosleep` with
 /// 1 ns of slack is 5–20 µs late on this machine class).
-pub const SPIN_NS: u64 = 25_000;
+pub const SPIN_NS: u64 = 50_000;
 
 /// What to do now to leave at a deadline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +61,18 @@ pub fn realtime_priority() -> bool {
     let p = libc::sched_param { sched_priority: 10 };
     // SAFETY: a valid sched_param for the calling thread (pid 0).
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
+
+/// The calling thread's CPU time so far (user + system, `getrusage(RUSAGE_THREAD)`), ns.
+pub fn thread_cpu_ns() -> u64 {
+    // SAFETY: an all-zero rusage is valid; getrusage fills it.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_THREAD with a valid pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) } != 0 {
+        return 0;
+    }
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    ns(u.ru_utime) + ns(u.ru_stime)
 }
 
 /// Blocks until `CLOCK_MONOTONIC` reaches `deadline`; returns the time it read on leaving (at

@@ -5,8 +5,10 @@
 //!
 //! - UDP: `recvmmsg` batches on a socket with a large `SO_RCVBUF` ([`RCVBUF`], forced past
 //!   `rmem_max` with `SO_RCVBUFFORCE` where allowed); receive time one clock read per batch, or
-//!   each datagram's `SO_TIMESTAMPNS` kernel time (realtime clock only). In the round-trip
-//!   meter each datagram is echoed back at once, its header's kind set to echo.
+//!   each datagram's `SO_TIMESTAMPNS` kernel time (realtime clock only). Without kernel
+//!   timestamps the socket takes joined datagrams (`UDP_GRO`: a sender's segmented batch
+//!   arrives as one buffer) and the loop cuts them apart. In the round-trip meter each
+//!   datagram is echoed back at once, its header's kind set to echo.
 //! - TCP: one thread per connection reads messages (header, then `len` bytes), optionally at the
 //!   flow's paced read rate (paper 000's slow reader), logging each when its last byte is read.
 //! - Garbage (not a header, another session, an unknown flow, a length that is not the
@@ -33,7 +35,7 @@
 use crate::clock::{boot_id, Clock};
 use crate::control::{write_msg, LineReader, ControlError, FlowCounts, FlowSetup, Meter, Msg, Proto, PROTOCOL_VERSION};
 use crate::header::{Header, Kind, HEADER_LEN};
-use crate::mmsg::{enable_kernel_timestamps, send_to, RecvBatch};
+use crate::mmsg::{enable_gro, enable_kernel_timestamps, segments, send_to, RecvBatch};
 use crate::ditg::export::{append_records, epoch_shift, LogAddrs};
 use crate::ditg::LogWriter;
 use crate::records::{Record, RecordKind, RecordWriter};
@@ -432,6 +434,10 @@ impl<'a> Session<'a> {
         let kernel_ts = self.o.kernel_timestamps && clock == Clock::Realtime;
         if kernel_ts {
             enable_kernel_timestamps(udp.as_raw_fd()).map_err(|e| format!("SO_TIMESTAMPNS: {e}"))?;
+        } else {
+            // Joined datagrams share one receive time, as one recvmmsg batch does anyway; with
+            // kernel timestamps each keeps its own.
+            enable_gro(udp.as_raw_fd());
         }
         let path = dir.join("recv-udp.lhr");
         let w = RecordWriter::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -594,31 +600,34 @@ fn udp_loop(udp: UdpSocket, mut w: RecordWriter, ctx: DataCtx, echo: bool, kerne
         };
         let now = ctx.clock.now_ns();
         for i in 0..n {
-            let (d, truncated) = batch.datagram(i);
-            let h = match Header::read(d) {
-                Ok(h) if !truncated && h.len as usize == d.len() => h,
-                _ => {
+            let (buf, truncated) = batch.datagram(i);
+            let rx = if kernel_ts { batch.kernel_ts(i).unwrap_or(now) } else { now };
+            // Datagrams the kernel joined (UDP_GRO) are cut apart here; each is checked alone.
+            for d in segments(buf, batch.gro_size(i)) {
+                let h = match Header::read(d) {
+                    Ok(h) if !truncated && h.len as usize == d.len() => h,
+                    _ => {
+                        ctx.bad();
+                        continue;
+                    }
+                };
+                let Some(f) = ctx.flow_of(&h, Proto::Udp) else {
                     ctx.bad();
                     continue;
+                };
+                counts[f].received += 1;
+                counts[f].bytes += d.len() as u64;
+                ctx.received[f].fetch_add(1, Ordering::Relaxed);
+                if w.push(&Record { flow: h.flow, seq: h.seq, bytes: h.len, kind: RecordKind::Received, tx_ns: h.tx_ns, rx_ns: rx }).is_err() {
+                    ctx.stop.store(true, Ordering::Relaxed);
                 }
-            };
-            let Some(f) = ctx.flow_of(&h, Proto::Udp) else {
-                ctx.bad();
-                continue;
-            };
-            let rx = if kernel_ts { batch.kernel_ts(i).unwrap_or(now) } else { now };
-            counts[f].received += 1;
-            counts[f].bytes += d.len() as u64;
-            ctx.received[f].fetch_add(1, Ordering::Relaxed);
-            if w.push(&Record { flow: h.flow, seq: h.seq, bytes: h.len, kind: RecordKind::Received, tx_ns: h.tx_ns, rx_ns: rx }).is_err() {
-                ctx.stop.store(true, Ordering::Relaxed);
-            }
-            if echo {
-                let e = &mut echo_buf[..d.len()];
-                e.copy_from_slice(d);
-                Header { kind: Kind::Echo, echo_ns: rx, ..h }.write(e);
-                let (a, l) = batch.addr(i);
-                let _ = send_to(fd, e, a, l);
+                if echo {
+                    let e = &mut echo_buf[..d.len()];
+                    e.copy_from_slice(d);
+                    Header { kind: Kind::Echo, echo_ns: rx, ..h }.write(e);
+                    let (a, l) = batch.addr(i);
+                    let _ = send_to(fd, e, a, l);
+                }
             }
         }
     }

@@ -90,6 +90,9 @@ pub struct MeasureFlow {
     pub send_late_max_us: f64,
     /// Time spent blocked in `send()`/`write()` (TCP: the socket buffer was full), s.
     pub send_blocked_s: f64,
+    /// CPU time (user + system) of the thread that sent the flow, s; the UDP flows of a run
+    /// share one thread and each reports its whole time.
+    pub send_thread_cpu_s: f64,
     /// From the first packet sent to the last, s: `sent_packets` over it is the rate achieved
     /// (a flow asking for more than the host can send is late, and repays it by sending longer).
     pub send_span_s: Option<f64>,
@@ -312,6 +315,7 @@ fn measure_flow(name: &str, s: &FlowSent, duplicates: u64, reordered: u64, rtt: 
         send_late_mean_us: (s.requested > 0).then(|| s.late_sum_ns as f64 / s.requested as f64 / 1e3),
         send_late_max_us: s.late_max_ns as f64 / 1e3,
         send_blocked_s: s.blocked_ns as f64 / 1e9,
+        send_thread_cpu_s: s.cpu_ns as f64 / 1e9,
         send_span_s: None,
         duplicates,
         reordered,

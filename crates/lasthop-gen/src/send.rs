@@ -5,8 +5,9 @@
 //! - UDP flows share one thread and one connected socket: the flows are merged by next due time,
 //!   the thread waits for the earliest deadline ([`crate::pacer`]), then sends everything due
 //!   by then in one `sendmmsg` batch (video frames longer than a packet leave as back-to-back
-//!   fragments, as in the simulator). Each datagram's header carries its send time, read once
-//!   per batch.
+//!   fragments, as in the simulator). Each datagram's header carries its send time, read as it
+//!   joins the batch. Towards a loopback address a batch of equal-size datagrams leaves as one
+//!   segmented write (UDP GSO, [`crate::mmsg`]).
 //! - Each TCP flow has its own thread and connection and writes messages with blocking
 //!   `write()`s: paced by the flow's schedule (CBR over TCP) or back to back (bulk, file). The
 //!   time spent inside `write()` (the socket buffer full: the network limits the flow) is
@@ -25,7 +26,7 @@ use crate::ditg::export::{append_records, epoch_shift, LogAddrs};
 use crate::ditg::LogWriter;
 use crate::header::{wire_payload, Header, Kind, HEADER_LEN};
 use crate::mmsg::{RecvBatch, SendBatch};
-use crate::pacer::{deadline, realtime_priority, tighten_timer_slack, wait_until, SPIN_NS};
+use crate::pacer::{deadline, realtime_priority, thread_cpu_ns, tighten_timer_slack, wait_until};
 use crate::plan::{FlowPlan, Plan};
 use crate::records::{Record, RecordKind, RecordWriter};
 use lasthop_core::traffic::{fragments, Schedule};
@@ -68,6 +69,13 @@ pub struct SendOptions {
     /// one session per flow, all on its own clock); None: [`LEAD_NS`] after the setup. Only
     /// with one kernel's clock (a realtime session ignores it).
     pub origin_mono_ns: Option<u64>,
+    /// How long before each deadline the pacer stops sleeping and spins on the clock, ns
+    /// ([`crate::pacer::SPIN_NS`] by default): more CPU for fewer late departures.
+    pub spin_ns: u64,
+    /// Send batches of equal-size UDP datagrams as one segmented write (UDP GSO,
+    /// [`crate::mmsg`]); None: only towards a loopback address, where nothing on the way can
+    /// tell the difference.
+    pub gso: Option<bool>,
 }
 
 /// Live progress for a caller that polls (the CLI's bar).
@@ -94,6 +102,9 @@ pub struct FlowSent {
     pub late_max_ns: u64,
     /// Time inside blocking `write()` calls (TCP), ns.
     pub blocked_ns: u64,
+    /// CPU time (user + system) of the thread that sent the flow, ns; UDP flows share one
+    /// thread, so each reports that thread's whole time.
+    pub cpu_ns: u64,
     /// TCP: the connection's state at the end (`TCP_INFO`).
     pub tcp: Option<TcpInfo>,
 }
@@ -196,7 +207,7 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
     };
     progress.origin_ns.store(origin_mono, Ordering::Relaxed);
     let progress_sent = Arc::new(AtomicU64::new(0));
-    let ctx = SendCtx { session, clock, origin_mono, stop_all: Arc::new(AtomicBool::new(false)), sent: progress_sent.clone(), realtime: o.realtime };
+    let ctx = SendCtx { session, clock, origin_mono, stop_all: Arc::new(AtomicBool::new(false)), sent: progress_sent.clone(), realtime: o.realtime, spin_ns: o.spin_ns, gso: o.gso.unwrap_or(addr.ip().is_loopback()) };
     let mut sender_files = Vec::new();
     let mut handles: Vec<(Vec<u32>, std::thread::JoinHandle<Vec<FlowSent>>)> = Vec::new();
     let udp_ids: Vec<u32> = plan.flows.iter().filter(|f| f.proto == Proto::Udp).map(|f| f.id).collect();
@@ -346,6 +357,8 @@ struct SendCtx {
     stop_all: Arc<AtomicBool>,
     sent: Arc<AtomicU64>,
     realtime: bool,
+    spin_ns: u64,
+    gso: bool,
 }
 
 impl SendCtx {
@@ -369,7 +382,7 @@ impl SendCtx {
             }
             let now = mono_ns();
             if due <= now + 50_000_000 {
-                wait_until(due, SPIN_NS);
+                wait_until(due, self.spin_ns);
                 return true;
             }
             crate::clock::sleep_until_mono(now + 50_000_000);
@@ -412,6 +425,7 @@ fn udp_loop(sock: UdpSocket, mut flows: Vec<UdpFlow>, mut w: RecordWriter, ctx: 
     ctx.pace_thread();
     let largest = flows.iter().map(|f| wire_payload(f.max_packet) as usize).max().unwrap_or(HEADER_LEN);
     let mut batch = SendBatch::new(largest);
+    batch.use_gso(ctx.gso);
     let mut pending: Vec<Record> = Vec::with_capacity(crate::mmsg::BATCH);
     // Indexed by flow id (the records carry it).
     let mut stats = vec![FlowSent::default(); flows.iter().map(|f| f.id as usize + 1).max().unwrap_or(0)];
@@ -421,18 +435,22 @@ fn udp_loop(sock: UdpSocket, mut flows: Vec<UdpFlow>, mut w: RecordWriter, ctx: 
             break;
         }
         let now = mono_ns();
-        let tx = ctx.clock.now_ns();
         for f in flows.iter_mut() {
             while !f.done && f.due <= now {
-                let st = &mut stats[f.id as usize];
-                let late = now - f.due;
-                st.late_sum_ns += late;
-                st.late_max_ns = st.late_max_ns.max(late);
                 let dep = f.schedule.pop();
                 for size in fragments(dep.bytes, f.max_packet) {
                     if batch.is_full() {
                         flush(&mut batch, &mut pending, &mut stats, fd, &mut w, &ctx);
                     }
+                    // Each packet's own send time, read as it joins the batch (it leaves in the
+                    // batch's system call): a sender that is behind fills many batches in one
+                    // round, and a time read once per round would date them all too early.
+                    let t = mono_ns();
+                    let tx = if ctx.clock == Clock::Monotonic { t } else { ctx.clock.now_ns() };
+                    let st = &mut stats[f.id as usize];
+                    let late = t.saturating_sub(f.due);
+                    st.late_sum_ns += late;
+                    st.late_max_ns = st.late_max_ns.max(late);
                     let len = wire_payload(size);
                     let h = Header { kind: Kind::Data, session: ctx.session, flow: f.id, seq: f.seq, len, tx_ns: tx, echo_ns: 0 };
                     h.write(batch.push(len as usize));
@@ -449,7 +467,8 @@ fn udp_loop(sock: UdpSocket, mut flows: Vec<UdpFlow>, mut w: RecordWriter, ctx: 
     }
     flush(&mut batch, &mut pending, &mut stats, fd, &mut w, &ctx);
     let _ = w.flush();
-    flows.iter().map(|f| stats[f.id as usize]).collect()
+    let cpu_ns = thread_cpu_ns();
+    flows.iter().map(|f| FlowSent { cpu_ns, ..stats[f.id as usize] }).collect()
 }
 
 /// Sends the batch; logs the datagrams that left, counts the ones refused.
@@ -590,6 +609,7 @@ fn tcp_flow(to: SocketAddr, mut job: TcpJob, mut w: RecordWriter, ctx: SendCtx) 
     let mut sink = [0u8; 64];
     let _ = s.read(&mut sink);
     let _ = w.flush();
+    st.cpu_ns = thread_cpu_ns();
     st
 }
 

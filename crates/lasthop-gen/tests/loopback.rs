@@ -22,7 +22,7 @@ fn receiver(sessions: u32, token: Option<&str>) -> (String, std::thread::JoinHan
 }
 
 fn opts(to: &str, meter: Meter, tag: &str) -> SendOptions {
-    SendOptions { to: to.into(), token: None, meter, loss_timeout_ns: 300_000_000, work_dir: work_dir(tag), data_port: None, realtime: false, ditg_log: None, origin_mono_ns: None }
+    SendOptions { to: to.into(), token: None, meter, loss_timeout_ns: 300_000_000, work_dir: work_dir(tag), data_port: None, realtime: false, ditg_log: None, origin_mono_ns: None, spin_ns: lasthop_gen::pacer::SPIN_NS, gso: None }
 }
 
 #[test]

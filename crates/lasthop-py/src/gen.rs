@@ -47,7 +47,7 @@ fn meter(name: &str) -> PyResult<Meter> {
 impl PyGenSend {
     /// Loads the flows (a flows file's text, or a whole scenario) and starts sending to `to`.
     #[new]
-    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None, realtime=false, ditg_log=None))]
+    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None, realtime=false, ditg_log=None, spin_us=None, gso=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         text: &str,
@@ -63,6 +63,8 @@ impl PyGenSend {
         data_port: Option<u16>,
         realtime: bool,
         ditg_log: Option<PathBuf>,
+        spin_us: Option<f64>,
+        gso: Option<bool>,
     ) -> PyResult<Self> {
         let duration = match duration_s {
             Some(d) if !(d.is_finite() && d > 0.0) => return Err(GenError::new_err(format!("--duration {d}: a positive number of seconds"))),
@@ -72,11 +74,16 @@ impl PyGenSend {
         if !(loss_timeout_s.is_finite() && (0.0..=60.0).contains(&loss_timeout_s)) {
             return Err(GenError::new_err(format!("--loss-timeout {loss_timeout_s}: 0 to 60 seconds")));
         }
+        let spin_ns = match spin_us {
+            None => lasthop_gen::pacer::SPIN_NS,
+            Some(s) if s.is_finite() && (0.0..=10_000.0).contains(&s) => (s * 1e3).round() as u64,
+            Some(s) => return Err(GenError::new_err(format!("--spin-us {s}: 0 to 10000 µs"))),
+        };
         let m = meter(meter_name)?;
         let mut plan: Plan = plan_from_toml(text, file, duration, seed).map_err(GenError::new_err)?;
         let duration_s = plan.duration_ns as f64 / 1e9;
         let planned_packets = planned(&plan);
-        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime, ditg_log, origin_mono_ns: None };
+        let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime, ditg_log, origin_mono_ns: None, spin_ns, gso };
         let progress = Arc::new(Progress::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (p, s) = (progress.clone(), stop.clone());
