@@ -15,14 +15,17 @@ scripts/system-deps.sh), one after the other, `--runs` times, so both see the sa
   from the send time each sender logged for each packet (lasthop: ns, read after the pacer's
   wait and before the packet's `sendmmsg`; D-ITG: µs). Targets: ≥ 99.9 % at every rate, p99 of
   the IDT error ≤ 10 µs.
-- Peak: a CBR flow asking for 1 Mpkt/s of 64-byte payloads for `--peak-seconds`, both ends
-  logging every packet: the packet rate actually sent (packets over the span of their send
-  times) and the receiver's loss. Target: ≥ 600 k pkt/s with < 0.1 % loss.
+- Peak: `--peak-flows` CBR flows (default 4) each asking for 1 Mpkt/s (a flow's interval is
+  at least 1 µs) of 64-byte payloads for `--peak-seconds`, both ends logging every packet (D-ITG:
+  the same flows in one ITGSend script): the packet rate actually sent (packets over the span
+  of their send times) and the receiver's loss. Target: ≥ 600 k pkt/s with < 0.1 % loss.
+  lasthop's peak is measured twice: as it runs towards a loopback address (batches leave as
+  UDP GSO writes) and with `--no-gso` (one `sendmmsg` datagram at a time, what it does towards
+  any other address).
 - Cost: CPU time per packet of the sender (lasthop: its sending thread, `getrusage
   (RUSAGE_THREAD)`, reported as `send_thread_cpu_s`; D-ITG: the ITGSend process, `wait4`) and
   of the receiver process (`/proc/PID/stat` utime + stime over the run, 10 ms ticks: coarse at
-  100 pkt/s), and the largest resident set of each (the sender process by `wait4`, the
-  receiver's `VmHWM`). A fresh receiver serves each run, so its peak memory is that run's.
+  100 pkt/s), and the largest resident set (`VmHWM`) of each process. A fresh receiver serves each run, so its peak memory is that run's.
 
 Both senders are separate processes (`python -m lasthop gen send`, `ITGSend`); lasthop's
 memory therefore includes its Python interpreter and the results it computes after sending.
@@ -50,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 RATES = (100, 1000, 10_000)
-PEAK = 1_000_000
+PEAK_FLOW = 1_000_000
 SIZE = 64
 TICK = os.sysconf("SC_CLK_TCK")
 HAVE_DITG = all(shutil.which(t) for t in ("ITGSend", "ITGRecv", "ITGDec"))
@@ -69,7 +72,7 @@ def proc_cpu_s(pid: int) -> float:
 
 def proc_hwm_mb(pid: int) -> float:
     m = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
-    return int(m.group(1)) / 1024 if m else float("nan")
+    return int(m.group(1)) / 1024 if m else 0.0
 
 
 def free_port() -> int:
@@ -88,24 +91,31 @@ def stop(p: subprocess.Popen) -> None:
 
 
 def wait4(p: subprocess.Popen, timeout: float) -> tuple[int, float, float]:
-    """Waits for a child: (exit status, CPU s, max RSS MiB)."""
+    """Waits for a child: (exit status, CPU s, max RSS MiB). The RSS is the child's VmHWM,
+    polled every 10 ms until it exits: wait4's ru_maxrss would count the bench's own memory
+    (exec records the high-water mark of the image it replaces, here the bench's vfork)."""
     t_end = time.monotonic() + timeout
+    hwm = 0.0
     while True:
+        try:
+            hwm = max(hwm, proc_hwm_mb(p.pid))
+        except (OSError, ValueError):
+            pass
         pid, status, ru = os.wait4(p.pid, os.WNOHANG)
         if pid:
             p.returncode = os.waitstatus_to_exitcode(status)
-            return p.returncode, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+            return p.returncode, ru.ru_utime + ru.ru_stime, hwm
         if time.monotonic() > t_end:
             p.kill()
             raise RuntimeError(f"{p.args[0]} did not finish in {timeout:.0f} s")
-        time.sleep(0.02)
+        time.sleep(0.01)
 
 
 def idt_err_us(tx_s: np.ndarray, rate: float) -> np.ndarray:
     return np.abs(np.diff(np.sort(tx_s)) - 1.0 / rate) * 1e6
 
 
-def lasthop_run(rate: float, seconds: float, realtime: bool, spin_us: float | None, work: Path) -> dict:
+def lasthop_run(rate: float, seconds: float, realtime: bool, spin_us: float | None, work: Path, flows_n: int = 1, gso: bool | None = None) -> dict:
     rt = ["--realtime"] if realtime else []
     recv = subprocess.Popen([sys.executable, "-m", "lasthop", "gen", "recv", "--listen", "127.0.0.1:0", *rt],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -113,36 +123,37 @@ def lasthop_run(rate: float, seconds: float, realtime: bool, spin_us: float | No
         m = re.search(r":(\d+)", recv.stderr.readline())
         assert m, "the receiver did not start"
         flows = work / "flows.toml"
-        flows.write_text(f'[[flows]]\nname = "f"\napp = {{ type = "cbr", size = "{SIZE}B", interval = "{round(1e9 / rate)}ns" }}\n')
+        flows.write_text("".join(f'[[flows]]\nname = "f{i}"\napp = {{ type = "cbr", size = "{SIZE}B", interval = "{round(1e9 / rate)}ns" }}\n'
+                                 for i in range(flows_n)))
         out = work / "lasthop"
         cpu0 = proc_cpu_s(recv.pid)
+        stdout = open(work / "summary.json", "w+")  # a file: the process is watched while it runs (wait4)
         send = subprocess.Popen([sys.executable, "-m", "lasthop", "gen", "send", "--to", f"127.0.0.1:{m.group(1)}", "--flows", str(flows),
                                  "--duration", str(seconds), "--out", str(out), "--force", "--no-report", "--no-packets", "--json",
-                                 "--loss-timeout", "1", *rt, *([] if spin_us is None else ["--spin-us", str(spin_us)])],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        stdout = send.stdout.read()
-        status, send_cpu_proc, send_rss = wait4(send, seconds + 120)
+                                 "--loss-timeout", "1", *rt, *([] if spin_us is None else ["--spin-us", str(spin_us)]),
+                                 *([] if gso is None else ["--gso" if gso else "--no-gso"])],
+                                stdout=stdout, stderr=subprocess.DEVNULL)
+        status, _, send_rss = wait4(send, seconds + 120)
+        stdout.seek(0)
         assert status == 0, f"lasthop gen send failed ({status})"
         recv_cpu, recv_rss = proc_cpu_s(recv.pid) - cpu0, proc_hwm_mb(recv.pid)
     finally:
         stop(recv)
-    s = json.loads(stdout)
-    if os.environ.get("LH_BENCH_DEBUG"):
-        print(json.dumps(s["measure"]), "process cpu", send_cpu_proc, file=sys.stderr)
-    f = next(x for x in s["flows"] if x["name"] == "f")
-    mf = s["measure"]["flows"][0]
+    s = json.load(stdout)
+    stdout.close()
+    mf = s["measure"]["flows"]
     tx = np.fromfile(out / "records" / "sender-udp.lhr", dtype=LHR)
     tx = tx[tx["kind"] == 0]["tx"].astype(np.float64) / 1e9
-    sent, received = int(mf["sent_packets"]), int(f["received_packets"])
+    sent, received = sum(int(m["sent_packets"]) for m in mf), sum(int(f["received_packets"]) for f in s["flows"])
     r = {
-        "received_share": received / round(rate * seconds),
+        "received_share": received / round(flows_n * rate * seconds),
         "sent_rate": sent / max(tx.max() - tx.min(), seconds) if len(tx) > 1 else 0.0,
         "loss": (sent - received) / max(sent, 1),
-        "send_cpu_us": 1e6 * mf["send_thread_cpu_s"] / max(sent, 1),
+        "send_cpu_us": 1e6 * mf[0]["send_thread_cpu_s"] / max(sent, 1),  # one thread sends every UDP flow
         "recv_cpu_us": 1e6 * recv_cpu / max(received, 1),
         "send_rss_mb": send_rss,
         "recv_rss_mb": recv_rss,
-        "late_mean_us": mf["send_late_mean_us"],
+        "late_mean_us": mf[0]["send_late_mean_us"],
     }
     if rate == 10_000:
         err = idt_err_us(tx, rate)
@@ -160,7 +171,7 @@ def ditg_total(log: Path) -> int:
     return int(m.group(1)) if m else 0
 
 
-def ditg_run(rate: float, seconds: float, work: Path) -> dict:
+def ditg_run(rate: float, seconds: float, work: Path, flows_n: int = 1) -> dict:
     d = Path(tempfile.mkdtemp(prefix="ditg-", dir=work))
     sig, port = free_port(), free_port()
     recv = subprocess.Popen(["ITGRecv", "-Si", "lo", "-a", "127.0.0.1", "-Sp", str(sig)], cwd=d,
@@ -173,8 +184,13 @@ def ditg_run(rate: float, seconds: float, work: Path) -> dict:
             except OSError:
                 time.sleep(0.05)
         cpu0 = proc_cpu_s(recv.pid)
-        send = subprocess.Popen(["ITGSend", "-a", "127.0.0.1", "-Sdp", str(sig), "-rp", str(port), "-T", "UDP", "-C", str(int(rate)),
-                                 "-c", str(SIZE), "-t", str(round(seconds * 1000)), "-l", "send.log", "-x", "recv.log"],
+        flow = f"-a 127.0.0.1 -Sdp {sig} -T UDP -C {int(rate)} -c {SIZE} -t {round(seconds * 1000)}"
+        if flows_n == 1:
+            args = [*flow.split(), "-rp", str(port)]
+        else:  # a script: one flow per line, each to its own data port
+            (d / "flows").write_text("".join(f"{flow} -rp {free_port()}\n" for _ in range(flows_n)))
+            args = ["flows"]
+        send = subprocess.Popen(["ITGSend", *args, "-l", "send.log", "-x", "recv.log"],
                                 cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, send_cpu, send_rss = wait4(send, seconds + 120)
         time.sleep(0.5)  # ITGRecv closes the flow's log when the sender says it ended
@@ -185,7 +201,7 @@ def ditg_run(rate: float, seconds: float, work: Path) -> dict:
     tx = slog["txh"] * 3600.0 + slog["txm"] * 60.0 + slog["txs"]
     sent, received = ditg_total(d / "send.log"), ditg_total(d / "recv.log")
     r = {
-        "received_share": received / round(rate * seconds),
+        "received_share": received / round(flows_n * rate * seconds),
         "sent_rate": sent / max(tx.max() - tx.min(), 1e-9) if len(tx) > 1 else 0.0,
         "loss": (sent - received) / max(sent, 1),
         "send_cpu_us": 1e6 * send_cpu / max(sent, 1),
@@ -216,7 +232,8 @@ def main() -> None:
     ap.add_argument("--realtime", action="store_true", help="lasthop's sender and receiver at SCHED_FIFO priority (gen send/recv --realtime)")
     ap.add_argument("--spin-us", type=float, default=None, help="lasthop gen send --spin-us (default: lasthop's own)")
     ap.add_argument("--no-ditg", action="store_true", help="lasthop only")
-    ap.add_argument("--rates", default="100,1000,10000,peak", help="which measurements, comma-separated")
+    ap.add_argument("--peak-flows", type=int, default=4, help="flows of 1 Mpkt/s each in the peak measurement")
+    ap.add_argument("--rates", default="100,1000,10000,peak,peak-nogso", help="which measurements, comma-separated")
     a = ap.parse_args()
     ditg = HAVE_DITG and not a.no_ditg
     if not ditg and not a.no_ditg:
@@ -227,17 +244,21 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="lh-bench-gen-"))
     try:
         for which in a.rates.split(","):
-            rate, seconds = (PEAK, a.peak_seconds) if which == "peak" else (float(which), a.seconds)
+            peak = which.startswith("peak")
+            rate, seconds, n = (PEAK_FLOW, a.peak_seconds, a.peak_flows) if peak else (float(which), a.seconds, 1)
+            gso = False if which == "peak-nogso" else None
+            with_ditg = ditg and which != "peak-nogso"  # D-ITG has one way of sending: its row is "peak"
             runs: dict[str, list[dict]] = {t: [] for t in tools}
             for _ in range(a.runs):
-                runs["lasthop"].append(lasthop_run(rate, seconds, a.realtime, a.spin_us, work))
+                runs["lasthop"].append(lasthop_run(rate, seconds, a.realtime, a.spin_us, work, n, gso))
                 loads.append(os.getloadavg()[0])
-                if ditg:
-                    runs["D-ITG"].append(ditg_run(rate, seconds, work))
+                if with_ditg:  # D-ITG's peak: one flow asking 1 Mpkt/s (its flows in one script do worse)
+                    runs["D-ITG"].append(ditg_run(rate, seconds, work, 1))
                     loads.append(os.getloadavg()[0])
             col = lambda key, scale=1.0: [med([scale * r[key] for r in runs[t] if r.get(key) is not None]) for t in tools]  # noqa: E731
-            label = "peak (1 Mpkt/s asked)" if which == "peak" else f"{int(rate)} pkt/s"
-            if which == "peak":
+            label = (f"peak ({n} × 1 Mpkt/s asked{', --no-gso' if gso is False else ''})" if peak else f"{int(rate)} pkt/s")
+            first = len(rows)
+            if peak:
                 rows.append((f"{label}: pkt/s sent (both logs)", col("sent_rate")))
                 rows.append((f"{label}: receive loss, %", col("loss", 100)))
             else:
@@ -248,7 +269,7 @@ def main() -> None:
             rows.append((f"{label}: sender CPU per packet, µs", col("send_cpu_us")))
             rows.append((f"{label}: receiver CPU per packet, µs", col("recv_cpu_us")))
             rows.append((f"{label}: sender / receiver max RSS, MiB", [f"{a_} / {b_}" for a_, b_ in zip(col("send_rss_mb"), col("recv_rss_mb"))]))
-            for k, v in rows[-6:]:
+            for k, v in rows[first:]:
                 print(k, v, flush=True)
         print(f"load average (1 min) over the runs: {min(loads):.2f}–{max(loads):.2f}")
         extra = ", ".join(x for x in (f"--spin-us {a.spin_us:g}" if a.spin_us is not None else "", "--realtime" if a.realtime else "") if x)

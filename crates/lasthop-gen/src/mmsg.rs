@@ -203,8 +203,12 @@ pub struct RecvBatch {
     hdrs: Vec<libc::mmsghdr>,
     addrs: Vec<libc::sockaddr_storage>,
     cmsg: Vec<[u64; 8]>,
+    /// Headers the last call filled (the kernel rewrote their lengths and flags).
+    filled: usize,
 }
 
+// SAFETY: the raw pointers in `iov`/`hdrs` point into the heap buffers of the other vectors,
+// which are never resized, so they stay valid wherever the struct moves.
 unsafe impl Send for RecvBatch {}
 
 impl Default for RecvBatch {
@@ -218,39 +222,47 @@ impl RecvBatch {
         let zero_iov = libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 };
         // SAFETY: all-zero headers and addresses are valid initial values.
         let (zero_hdr, zero_addr): (libc::mmsghdr, libc::sockaddr_storage) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
-        RecvBatch {
+        let mut b = RecvBatch {
             bufs: vec![vec![0u8; MAX_DATAGRAM + 1]; BATCH],
             iov: vec![zero_iov; BATCH],
             hdrs: vec![zero_hdr; BATCH],
             addrs: vec![zero_addr; BATCH],
             cmsg: vec![[0u64; 8]; BATCH],
+            filled: BATCH,
+        };
+        for i in 0..BATCH {
+            b.iov[i] = libc::iovec { iov_base: b.bufs[i].as_mut_ptr().cast(), iov_len: b.bufs[i].len() };
+            let h = &mut b.hdrs[i].msg_hdr;
+            h.msg_iov = &mut b.iov[i];
+            h.msg_iovlen = 1;
+            h.msg_name = (&mut b.addrs[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_control = b.cmsg[i].as_mut_ptr().cast();
         }
+        b
     }
 
     /// Waits (up to the socket's receive timeout) for at least one datagram and takes what is
-    /// queued, up to [`BATCH`]; Ok(0) on timeout.
+    /// queued, up to [`BATCH`]; Ok(0) on timeout. The headers point into the buffers once and
+    /// for all ([`RecvBatch::new`]); only what the kernel rewrote in the last call is reset.
     pub fn recv(&mut self, fd: RawFd) -> io::Result<usize> {
-        for i in 0..BATCH {
-            self.iov[i] = libc::iovec { iov_base: self.bufs[i].as_mut_ptr().cast(), iov_len: self.bufs[i].len() };
-            // SAFETY: zeroed header, then the fields recvmmsg fills.
-            self.hdrs[i] = unsafe { std::mem::zeroed() };
-            let h = &mut self.hdrs[i].msg_hdr;
-            h.msg_iov = &mut self.iov[i];
-            h.msg_iovlen = 1;
-            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+        for hdr in &mut self.hdrs[..self.filled] {
+            hdr.msg_len = 0;
+            let h = &mut hdr.msg_hdr;
             h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            h.msg_control = self.cmsg[i].as_mut_ptr().cast();
             h.msg_controllen = std::mem::size_of::<[u64; 8]>() as _;
+            h.msg_flags = 0;
         }
         // SAFETY: every header points into buffers owned by self for the call's duration.
         let r = unsafe { libc::recvmmsg(fd, self.hdrs.as_mut_ptr(), BATCH as libc::c_uint, libc::MSG_WAITFORONE, std::ptr::null_mut()) };
         if r < 0 {
+            self.filled = 0;
             let e = io::Error::last_os_error();
             return match e.raw_os_error() {
                 Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNREFUSED) => Ok(0),
                 _ => Err(e),
             };
         }
+        self.filled = r as usize;
         Ok(r as usize)
     }
 
