@@ -20,8 +20,8 @@ scripts/system-deps.sh), one after the other, `--runs` times, so both see the sa
   the same flows in one ITGSend script): the packet rate actually sent (packets over the span
   of their send times) and the receiver's loss. Target: ≥ 600 k pkt/s with < 0.1 % loss.
   lasthop's peak is measured twice: as it runs towards a loopback address (batches leave as
-  UDP GSO writes) and with `--no-gso` (one `sendmmsg` datagram at a time, what it does towards
-  any other address).
+  UDP GSO writes) and with `--no-gso` (`sendmmsg`, each datagram through the stack on its own,
+  what it does towards any other address; one flow of 1 Mpkt/s asked, already beyond it).
 - Cost: CPU time per packet of the sender (lasthop: its sending thread, `getrusage
   (RUSAGE_THREAD)`, reported as `send_thread_cpu_s`; D-ITG: the ITGSend process, `wait4`) and
   of the receiver process (`/proc/PID/stat` utime + stime over the run, 10 ms ticks: coarse at
@@ -245,7 +245,10 @@ def main() -> None:
     try:
         for which in a.rates.split(","):
             peak = which.startswith("peak")
-            rate, seconds, n = (PEAK_FLOW, a.peak_seconds, a.peak_flows) if peak else (float(which), a.seconds, 1)
+            # Without GSO one flow asking 1 Mpkt/s is already beyond what it sends (a sender
+            # behind its schedule sends until every requested packet is out).
+            n = (1 if which == "peak-nogso" else a.peak_flows) if peak else 1
+            rate, seconds = (PEAK_FLOW, a.peak_seconds) if peak else (float(which), a.seconds)
             gso = False if which == "peak-nogso" else None
             with_ditg = ditg and which != "peak-nogso"  # D-ITG has one way of sending: its row is "peak"
             runs: dict[str, list[dict]] = {t: [] for t in tools}

@@ -10,7 +10,7 @@
 //! - [`control`]  the signalling channel (JSON lines): session, clock probes, setup, stop, done
 //! - [`clock`]    monotonic and realtime clocks, absolute sleeps, the NTP-style offset estimate
 //! - [`pacer`]    absolute-deadline pacing (sleep, then a short spin; lateness repaid)
-//! - [`mmsg`]     `sendmmsg`/`recvmmsg` batches and `SO_TIMESTAMPNS`
+//! - [`mmsg`]     `sendmmsg`/`recvmmsg` batches, UDP GSO/GRO, `SO_TIMESTAMPNS`
 //! - [`records`]  fixed 32-byte per-packet records streamed to disk
 //! - [`send`]     the sender: UDP flows merged by due time, a thread per TCP flow, echoes
 //! - [`recv`]     the receiver daemon: sessions, batched UDP, TCP readers, signals
