@@ -93,6 +93,9 @@ pub fn start(
         realtime: false,
         ditg_log: None,
         origin_mono_ns: Some(origin_mono_ns),
+        spin_ns: lasthop_gen::pacer::SPIN_NS,
+        // Never: the emulated hops must see each datagram as a packet of its own.
+        gso: Some(false),
     };
     let s = stop.clone();
     let sender = spawn_in_namespace(src_ns, format!("gen-send-{index}"), move || {

@@ -339,8 +339,10 @@ pub fn enable_gro(fd: RawFd) -> bool {
 }
 
 /// The datagrams within received buffer `d` whose segment size is `gro` (None: `d` is one).
-pub fn segments(d: &[u8], gro: Option<usize>) -> std::slice::Chunks<'_, u8> {
-    d.chunks(gro.unwrap_or(d.len()).max(1))
+pub fn segments(d: &[u8], gro: Option<usize>) -> impl Iterator<Item = &[u8]> {
+    // An empty datagram is one (malformed) datagram, where `chunks` would yield none.
+    let empty = d.is_empty().then_some(d);
+    empty.into_iter().chain(d.chunks(gro.unwrap_or(d.len()).max(1)))
 }
 
 /// Turns on `SO_TIMESTAMPNS` (kernel receive timestamps) on a socket.

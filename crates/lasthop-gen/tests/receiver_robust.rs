@@ -65,7 +65,7 @@ fn good_run(to: &str, tag: &str) -> u64 {
     )
     .unwrap();
     let work_dir = std::env::temp_dir().join(format!("lh-{}-robust-{tag}", std::process::id()));
-    let o = SendOptions { to: to.into(), token: None, meter: Meter::Owd, loss_timeout_ns: 200_000_000, work_dir: work_dir.clone(), data_port: None, realtime: false, ditg_log: None, origin_mono_ns: None };
+    let o = SendOptions { to: to.into(), token: None, meter: Meter::Owd, loss_timeout_ns: 200_000_000, work_dir: work_dir.clone(), data_port: None, realtime: false, ditg_log: None, origin_mono_ns: None, spin_ns: lasthop_gen::pacer::SPIN_NS, gso: None };
     let m = send(&mut plan, &o, &AtomicBool::new(false), &Progress::default()).unwrap();
     let _ = std::fs::remove_dir_all(&work_dir);
     m.received[0].received
@@ -305,7 +305,7 @@ fn a_running_sender_keeps_its_session_alive_past_the_idle_limit() {
     )
     .unwrap();
     let work_dir = std::env::temp_dir().join(format!("lh-{}-robust-keepalive", std::process::id()));
-    let o = SendOptions { to: rx.to.clone(), token: None, meter: Meter::Owd, loss_timeout_ns: 200_000_000, work_dir: work_dir.clone(), data_port: None, realtime: false, ditg_log: None, origin_mono_ns: None };
+    let o = SendOptions { to: rx.to.clone(), token: None, meter: Meter::Owd, loss_timeout_ns: 200_000_000, work_dir: work_dir.clone(), data_port: None, realtime: false, ditg_log: None, origin_mono_ns: None, spin_ns: lasthop_gen::pacer::SPIN_NS, gso: None };
     let m = send(&mut plan, &o, &AtomicBool::new(false), &Progress::default()).unwrap();
     let _ = std::fs::remove_dir_all(&work_dir);
     assert_eq!(m.received[0].received, 65, "6.5 s at 10 pkt/s");
