@@ -3,7 +3,7 @@
 (issue 12's targets).
 
     .venv/bin/python bench/gen_rate.py [--runs 3] [--seconds 5] [--peak-seconds 3]
-        [--spin-us US] [--realtime] [--no-ditg]
+        [--spin-us US] [--realtime] [--no-ditg] [--cpus SENDER,RECEIVER]
 
 Each measurement runs lasthop, then D-ITG (when Debian's d-itg is installed:
 scripts/system-deps.sh), one after the other, `--runs` times, so both see the same load:
@@ -26,6 +26,11 @@ scripts/system-deps.sh), one after the other, `--runs` times, so both see the sa
   (RUSAGE_THREAD)`, reported as `send_thread_cpu_s`; D-ITG: the ITGSend process, `wait4`) and
   of the receiver process (`/proc/PID/stat` utime + stime over the run, 10 ms ticks: coarse at
   100 pkt/s), and the largest resident set (`VmHWM`) of each process. A fresh receiver serves each run, so its peak memory is that run's.
+
+With `--cpus S,R` every sender runs on CPU S and every receiver on CPU R (lasthop's `--affinity`,
+D-ITG's processes through `sched_setaffinity`), as on two hosts. Without it the kernel wakes a
+loopback receiver on its sender's CPU (wake-affine), where it waits for the sender's spin or the
+next scheduler tick, and the sender's next departure waits for it in turn.
 
 Both senders are separate processes (`python -m lasthop gen send`, `ITGSend`); lasthop's
 memory therefore includes its Python interpreter and the results it computes after sending.
@@ -56,6 +61,8 @@ RATES = (100, 1000, 10_000)
 PEAK_FLOW = 1_000_000
 SIZE = 64
 TICK = os.sysconf("SC_CLK_TCK")
+# (sender CPU, receiver CPU) from --cpus, or None: wherever the kernel puts them.
+CPUS: tuple[int, int] | None = None
 HAVE_DITG = all(shutil.which(t) for t in ("ITGSend", "ITGRecv", "ITGDec"))
 # lasthop's 32-byte records (crates/lasthop-gen/src/records.rs): send time at offset 16.
 LHR = np.dtype([("flow", "<u4"), ("seq", "<u4"), ("bytes", "<u4"), ("kind", "<u4"), ("tx", "<u8"), ("rx", "<u8")])
@@ -111,13 +118,23 @@ def wait4(p: subprocess.Popen, timeout: float) -> tuple[int, float, float]:
         time.sleep(0.01)
 
 
+def affinity(end: int) -> list[str]:
+    """lasthop's --affinity for the sender (0) or the receiver (1) under --cpus."""
+    return [] if CPUS is None else ["--affinity", str(CPUS[end])]
+
+
+def pin(end: int):
+    """A preexec_fn that keeps a D-ITG process to its end's CPU under --cpus."""
+    return None if CPUS is None else (lambda: os.sched_setaffinity(0, {CPUS[end]}))
+
+
 def idt_err_us(tx_s: np.ndarray, rate: float) -> np.ndarray:
     return np.abs(np.diff(np.sort(tx_s)) - 1.0 / rate) * 1e6
 
 
 def lasthop_run(rate: float, seconds: float, realtime: bool, spin_us: float | None, work: Path, flows_n: int = 1, gso: bool | None = None) -> dict:
     rt = ["--realtime"] if realtime else []
-    recv = subprocess.Popen([sys.executable, "-m", "lasthop", "gen", "recv", "--listen", "127.0.0.1:0", *rt],
+    recv = subprocess.Popen([sys.executable, "-m", "lasthop", "gen", "recv", "--listen", "127.0.0.1:0", *rt, *affinity(1)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         m = re.search(r":(\d+)", recv.stderr.readline())
@@ -131,7 +148,7 @@ def lasthop_run(rate: float, seconds: float, realtime: bool, spin_us: float | No
         send = subprocess.Popen([sys.executable, "-m", "lasthop", "gen", "send", "--to", f"127.0.0.1:{m.group(1)}", "--flows", str(flows),
                                  "--duration", str(seconds), "--out", str(out), "--force", "--no-report", "--no-packets", "--json",
                                  "--loss-timeout", "1", *rt, *([] if spin_us is None else ["--spin-us", str(spin_us)]),
-                                 *([] if gso is None else ["--gso" if gso else "--no-gso"])],
+                                 *([] if gso is None else ["--gso" if gso else "--no-gso"]), *affinity(0)],
                                 stdout=stdout, stderr=subprocess.DEVNULL)
         status, _, send_rss = wait4(send, seconds + 120)
         stdout.seek(0)
@@ -174,7 +191,7 @@ def ditg_total(log: Path) -> int:
 def ditg_run(rate: float, seconds: float, work: Path, flows_n: int = 1) -> dict:
     d = Path(tempfile.mkdtemp(prefix="ditg-", dir=work))
     sig, port = free_port(), free_port()
-    recv = subprocess.Popen(["ITGRecv", "-Si", "lo", "-a", "127.0.0.1", "-Sp", str(sig)], cwd=d,
+    recv = subprocess.Popen(["ITGRecv", "-Si", "lo", "-a", "127.0.0.1", "-Sp", str(sig)], cwd=d, preexec_fn=pin(1),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):  # until its signalling port listens
@@ -190,7 +207,7 @@ def ditg_run(rate: float, seconds: float, work: Path, flows_n: int = 1) -> dict:
         else:  # a script: one flow per line, each to its own data port
             (d / "flows").write_text("".join(f"{flow} -rp {free_port()}\n" for _ in range(flows_n)))
             args = ["flows"]
-        send = subprocess.Popen(["ITGSend", *args, "-l", "send.log", "-x", "recv.log"],
+        send = subprocess.Popen(["ITGSend", *args, "-l", "send.log", "-x", "recv.log"], preexec_fn=pin(0),
                                 cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, send_cpu, send_rss = wait4(send, seconds + 120)
         time.sleep(0.5)  # ITGRecv closes the flow's log when the sender says it ended
@@ -233,8 +250,12 @@ def main() -> None:
     ap.add_argument("--spin-us", type=float, default=None, help="lasthop gen send --spin-us (default: lasthop's own)")
     ap.add_argument("--no-ditg", action="store_true", help="lasthop only")
     ap.add_argument("--peak-flows", type=int, default=4, help="flows of 1 Mpkt/s each in the peak measurement")
+    ap.add_argument("--cpus", default=None, help="SENDER,RECEIVER: run every sender on CPU SENDER and every receiver on CPU RECEIVER, as on two hosts")
     ap.add_argument("--rates", default="100,1000,10000,peak,peak-nogso", help="which measurements, comma-separated")
     a = ap.parse_args()
+    global CPUS
+    if a.cpus is not None:
+        CPUS = tuple(int(c) for c in a.cpus.split(","))  # type: ignore[assignment]
     ditg = HAVE_DITG and not a.no_ditg
     if not ditg and not a.no_ditg:
         print("D-ITG is not installed (scripts/system-deps.sh installs Debian's d-itg): lasthop only", file=sys.stderr)
@@ -275,7 +296,8 @@ def main() -> None:
             for k, v in rows[first:]:
                 print(k, v, flush=True)
         print(f"load average (1 min) over the runs: {min(loads):.2f}–{max(loads):.2f}")
-        extra = ", ".join(x for x in (f"--spin-us {a.spin_us:g}" if a.spin_us is not None else "", "--realtime" if a.realtime else "") if x)
+        extra = ", ".join(x for x in (f"--spin-us {a.spin_us:g}" if a.spin_us is not None else "", "--realtime" if a.realtime else "",
+                                      f"--cpus {a.cpus}" if a.cpus else "") if x)
         print(f"\n| measure ({a.runs} runs: median (min–max){', lasthop ' + extra if extra else ''}) | {' | '.join(tools)} |")
         print("|---|" + "---|" * len(tools))
         for k, v in rows:

@@ -190,6 +190,21 @@ def test_the_cli_sends_ditg_flags_and_prints_one_line_errors(receiver, tmp_path)
     assert p.returncode == 2 and "cannot reach a receiver" in p.stderr
 
 
+def test_affinity_keeps_the_sender_to_the_cpus_given_and_names_the_valid_ones(receiver, tmp_path):
+    # iperf3's -A: the sender runs on the CPUs given, and says so in its measure block.
+    cpus = sorted(os.sched_getaffinity(0))
+    p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, "-C", "100", "-c", "64", "-t", "200", "--affinity", str(cpus[-1]),
+                        "--out", str(tmp_path / "r"), "--no-report", "--json"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["measure"]["sender_cpus"] == [cpus[-1]]
+    beyond = max(cpus) + 1
+    for spec, wanted in [(str(beyond), f"{beyond} is not a CPU this process may use"), ("x", "'x' is not a CPU number"), ("1-0", "1-0 is not a CPU")]:
+        p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, "-t", "100", "-A", spec, "--out", str(tmp_path / "x")],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and wanted in p.stderr and "valid: CPU numbers or ranges among" in p.stderr and "Traceback" not in p.stderr, (spec, p.stderr)
+    assert gen.cpu_set(f"{cpus[0]}-{cpus[-1]}") == set(cpus), "a range holds both ends"
+
+
 def test_a_receiver_beyond_loopback_needs_a_token():
     p = subprocess.run([*LASTHOP, "gen", "recv", "--listen", "0.0.0.0:0"], capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and "--token" in p.stderr

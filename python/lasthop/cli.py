@@ -626,6 +626,18 @@ gen_app = typer.Typer(no_args_is_help=True, help="The measure world: send flows 
 app.add_typer(gen_app, name="gen")
 
 
+AFFINITY_HELP = ("Run on these CPUs (e.g. 1, 0,2 or 0-1; iperf3's -A): a sender and a receiver on one host keep to different "
+                 "CPUs as on two hosts, or the kernel runs the receiver on the sender's CPU and delays departures.")
+
+
+def _gen_affinity(gen, affinity: Optional[str]) -> None:
+    if affinity is not None:
+        try:
+            gen.set_affinity(affinity)
+        except ValueError as e:
+            raise _error(e)
+
+
 @gen_app.command("recv")
 def gen_recv(
     listen: str = typer.Option("127.0.0.1:9000", "--listen", help="ADDR:PORT to listen on for senders (loopback by default)."),
@@ -638,9 +650,12 @@ def gen_recv(
     max_sessions: int = typer.Option(16, "--max-sessions", min=1, max=1024, help="Sessions served at once; beyond, a sender is told the receiver is busy."),
     handshake_timeout: float = typer.Option(30.0, "--handshake-timeout", help="A connection must say hello and set up within this, s."),
     idle_timeout: float = typer.Option(30.0, "--idle-timeout", help="A running session that hears nothing for this long is over, s (a sender probes every 5 s)."),
+    affinity: Optional[str] = typer.Option(None, "--affinity", "-A", help=AFFINITY_HELP),
 ) -> None:
     """Receive and log what `lasthop gen send` sends, until Ctrl-C or SIGTERM (D-ITG's ITGRecv)."""
     from lasthop import gen
+
+    _gen_affinity(gen, affinity)
 
     def ready(port: int) -> None:
         host = listen.rsplit(":", 1)[0] if ":" in listen else listen
@@ -682,9 +697,12 @@ def gen_send(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout and nothing else there."),
+    affinity: Optional[str] = typer.Option(None, "--affinity", "-A", help=AFFINITY_HELP),
 ) -> None:
     """Send flows to a `lasthop gen recv` and measure them; results in the layout of `lasthop run` (D-ITG's ITGSend)."""
     from lasthop import gen
+
+    _gen_affinity(gen, affinity)
 
     flags = {k: v for k, v in {"protocol": protocol, "rate": rate, "size": size, "duration_ms": duration_ms}.items() if v is not None}
     target = to or dest

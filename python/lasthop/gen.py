@@ -16,6 +16,7 @@ converts arguments, shows progress and writes the results directory.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -36,6 +37,46 @@ def ditg_flows(protocol: str = "UDP", rate: float = 1000.0, size: int = 512, dur
     """The flows file that D-ITG's ``-T protocol -C rate -c size -t duration_ms`` describe: one CBR
     flow named ``flow1`` (D-ITG's defaults: UDP, 1000 pkt/s, 512 B, 10 s)."""
     return _core.gen_ditg_flows(protocol, float(rate), int(size), int(duration_ms))
+
+
+def cpu_set(spec: str) -> set[int]:
+    """The CPUs of an affinity list such as ``1``, ``0,2`` or ``0-3`` (iperf3's ``-A``, taskset's
+    ``-c``), each one this process may run on; a ``ValueError`` names what is valid otherwise."""
+    allowed = sorted(os.sched_getaffinity(0))
+    valid = f"CPU numbers or ranges among {_ranges(allowed)}, e.g. 1 or 0,2 or 0-1"
+    cpus: set[int] = set()
+    for part in spec.split(","):
+        lo, sep, hi = part.strip().partition("-")
+        try:
+            first, last = int(lo), int(hi) if sep else int(lo)
+        except ValueError:
+            raise ValueError(f"--affinity {spec!r}: {part.strip()!r} is not a CPU number; valid: {valid}") from None
+        if first > last or first not in allowed or last not in allowed:
+            raise ValueError(f"--affinity {spec!r}: {part.strip()} is not a CPU this process may use; valid: {valid}")
+        cpus.update(range(first, last + 1))
+    if not cpus <= set(allowed):
+        raise ValueError(f"--affinity {spec!r}: CPUs {sorted(cpus - set(allowed))} are not available; valid: {valid}")
+    return cpus
+
+
+def _ranges(cpus: list[int]) -> str:
+    out, start = [], None
+    for i, c in enumerate(cpus):
+        start = c if start is None else start
+        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
+            out.append(str(start) if start == c else f"{start}-{c}")
+            start = None
+    return ",".join(out)
+
+
+def set_affinity(spec: str) -> set[int]:
+    """Runs this process's threads from now on (the engine's are started later) on the CPUs of
+    `spec` (:func:`cpu_set`). On one host, a sender and a receiver on different CPUs behave as on
+    two hosts: otherwise the kernel wakes the receiver on the sender's CPU (wake-affine) where it
+    waits for the sender's spin or the next tick and delays departures (BENCHMARKS.md)."""
+    cpus = cpu_set(spec)
+    os.sched_setaffinity(0, cpus)
+    return cpus
 
 
 def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str | Path | None = None,
@@ -129,7 +170,8 @@ def send(
             "seed": core.pop("seed"),
             WALL_CLOCK_KEY: {"wall_time_s": wall},
             **core,
-            "measure": json.loads(measure_json),
+            # The CPUs the sender ran on (`--affinity`): the measure world's conditions.
+            "measure": {**json.loads(measure_json), "sender_cpus": sorted(os.sched_getaffinity(0))},
         }
         res = Results(summary, tables_from_core(raw_tables))
         res.files = {f"records/{Path(f).name}": Path(f) for f in files}
