@@ -57,6 +57,14 @@ pub struct FlowSetup {
     /// TCP receiving application's paced reads: (rate bit/s, bytes per read); None reads at once.
     #[serde(default)]
     pub paced_reads: Option<(u64, u64)>,
+    /// TCP receiving application of a file loop (paper 000): (bytes per `read()`, sleep after
+    /// each `read()` in ns).
+    #[serde(default)]
+    pub file_reads: Option<(u64, u64)>,
+    /// TCP: the receiving socket's `SO_RCVBUF` as the flows file gives it (`tcp.receive_buffer`),
+    /// bytes; None keeps the kernel's autotuning.
+    #[serde(default)]
+    pub receive_buffer: Option<u64>,
 }
 
 /// The receiver's counts of one flow.
@@ -66,6 +74,10 @@ pub struct FlowCounts {
     pub received: u64,
     /// Their bytes.
     pub bytes: u64,
+    /// TCP: the receiving socket's `SO_RCVBUF` as the kernel reports it (Linux doubles what is
+    /// set, socket(7)), bytes; 0 for UDP or when unknown.
+    #[serde(default)]
+    pub so_rcvbuf: u64,
 }
 
 /// Every control message.
@@ -84,7 +96,13 @@ pub enum Msg {
     ClockProbe { t1: u64 },
     ClockReply { t1: u64, t2: u64, t3: u64 },
     Setup { clock: Clock, meter: Meter, flows: Vec<FlowSetup>, loss_timeout_ns: u64 },
-    Ready {},
+    /// `tcp_ports`: (flow id, port) of the flows with a listener of their own (a flow that sets
+    /// its receive buffer: the buffer is set before `listen()`, as an application does, so the
+    /// handshake's window scale and first window come from it). Absent when there are none.
+    Ready {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tcp_ports: Vec<(u32, u16)>,
+    },
     Stop { sent: Vec<u64> },
     Done { counts: Vec<FlowCounts>, malformed: u64, control_errors: u64, records_bytes: u64, interrupted: bool },
     Error { message: String },
@@ -168,10 +186,11 @@ mod tests {
             Msg::Setup {
                 clock: Clock::Monotonic,
                 meter: Meter::Rtt,
-                flows: vec![FlowSetup { id: 0, name: "voice".into(), proto: Proto::Udp, paced_reads: None }],
+                flows: vec![FlowSetup { id: 0, name: "voice".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None }],
                 loss_timeout_ns: 1_000_000_000,
             },
-            Msg::Ready {},
+            Msg::Ready { tcp_ports: vec![] },
+            Msg::Ready { tcp_ports: vec![(1, 40_000)] },
             Msg::Stop { sent: vec![500, 0] },
         ];
         let mut buf = Vec::new();
@@ -179,7 +198,9 @@ mod tests {
             write_msg(&mut buf, m).unwrap();
         }
         let text = String::from_utf8(buf.clone()).unwrap();
-        assert_eq!(text.lines().count(), 4);
+        assert_eq!(text.lines().count(), 5);
+        // A ready without own listeners is the old one-field-less message.
+        assert!(text.contains("{\"type\":\"ready\"}\n{\"type\":\"ready\",\"tcp_ports\":[[1,40000]]}\n"), "{text}");
         assert!(text.starts_with(r#"{"type":"hello","version":1,"session":7,"token":"s3cret","data_port":null}"#), "{text}");
         let mut r = LineReader::new(BufReader::new(&buf[..]));
         for m in &msgs {

@@ -35,6 +35,18 @@ pub struct FlowPlan {
     /// Packets later than this count as late (the flow's playout deadline).
     pub deadline: Option<Duration>,
     pub discard_reordered: bool,
+    /// TCP socket buffers the flows file sets (`tcp.send_buffer`, `tcp.receive_buffer`), bytes;
+    /// None keeps the kernel's autotuning (setting one turns it off for that socket).
+    pub buffers: SocketBuffers,
+    /// TCP: Nagle's algorithm off (`TCP_NODELAY`) when the flow says `tcp.nagle = false`.
+    pub nodelay: bool,
+}
+
+/// A TCP flow's socket buffers as the flows file gives them, bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SocketBuffers {
+    pub send: Option<u64>,
+    pub receive: Option<u64>,
 }
 
 impl FlowPlan {
@@ -44,7 +56,8 @@ impl FlowPlan {
             Calls::PacedReads(p) => Some((p.rate.bps(), p.size.0)),
             _ => None,
         };
-        FlowSetup { id: self.id, name: self.name.clone(), proto: self.proto, paced_reads }
+        let file_reads = self.file_loop().map(|l| (l.app_buffer.0.max(1), l.receive_delay.0));
+        FlowSetup { id: self.id, name: self.name.clone(), proto: self.proto, paced_reads, file_reads, receive_buffer: self.buffers.receive }
     }
 
     /// The file loop's sender side, if the flow runs one.
@@ -91,7 +104,31 @@ pub fn plan_from_toml(text: &str, file: &str, duration: Option<Duration>, seed: 
     if let Some(seed) = seed {
         s.simulation.seed = seed;
     }
-    Ok(plan_from_scenario(&s, file))
+    let mut plan = plan_from_scenario(&s, file);
+    for (f, b) in plan.flows.iter_mut().zip(explicit_buffers(text, &s)) {
+        f.buffers = b;
+    }
+    Ok(plan)
+}
+
+/// The socket buffers each flow's `tcp` table writes out. The scenario's defaults (64 KiB) are
+/// the simulator's; on a real host an unset buffer stays the kernel's (autotuned), so only the
+/// values the file gives are set. The text has already been validated as the scenario `s`.
+fn explicit_buffers(text: &str, s: &Scenario) -> Vec<SocketBuffers> {
+    let doc: toml::Value = text.parse().unwrap_or(toml::Value::Table(Default::default()));
+    let tables = doc.get("flows").and_then(|f| f.as_array()).cloned().unwrap_or_default();
+    s.flows
+        .iter()
+        .map(|f| {
+            let Some(tcp) = f.tcp.as_ref() else { return SocketBuffers::default() };
+            let raw = tables.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(f.name.as_str())).and_then(|t| t.get("tcp"));
+            let given = |key: &str| raw.is_some_and(|t| t.get(key).is_some());
+            SocketBuffers {
+                send: given("send_buffer").then_some(tcp.send_buffer.0),
+                receive: given("receive_buffer").then_some(tcp.receive_buffer.0),
+            }
+        })
+        .collect()
 }
 
 /// The plan of a validated scenario's flows (`file` names it when it has no name).
@@ -119,6 +156,8 @@ pub fn plan_from_scenario(s: &Scenario, file: &str) -> Plan {
                 transfer: app.transfer,
                 deadline: f.effective_deadline(),
                 discard_reordered: f.discard_reordered,
+                buffers: SocketBuffers::default(),
+                nodelay: f.tcp.as_ref().is_some_and(|t| !t.nagle),
             }
         })
         .collect();
@@ -195,6 +234,26 @@ mod tests {
         let p = plan_from_toml(&tcp, "flags", None, None).unwrap();
         assert_eq!(p.flows[0].proto, Proto::Tcp);
         assert_eq!(p.flows[0].messages.as_ref().unwrap().clone().nth(1).unwrap().at.0, 333_333_333);
+    }
+
+    #[test]
+    fn only_the_socket_buffers_a_file_writes_out_are_set_and_the_file_loop_reaches_the_receiver() {
+        // Paper 000's downstream: 4 096 B send()s with 1 ms sleeps, 8 192 B recv()s with 10 ms
+        // sleeps, a 32 581 B receive buffer; a second flow sets only its variant (its buffers
+        // stay the kernel's: the scenario's 64 KiB default is the simulator's), a third Nagle off.
+        let text = "[[flows]]\nname = \"file\"\napp = { type = \"file\", bytes = \"469KB\", message = \"4096B\", app_buffer = \"8192B\", send_delay = \"1ms\", receive_delay = \"10ms\" }\n\
+                    tcp = { receive_buffer = \"32581B\" }\n\
+                    [[flows]]\nname = \"bulk\"\napp = { type = \"bulk\" }\ntcp = { variant = \"cubic\" }\n\
+                    [[flows]]\nname = \"quiet\"\napp = { type = \"bulk\" }\ntcp = { nagle = false, send_buffer = \"8KiB\" }\n";
+        let p = plan_from_toml(text, "knobs.toml", None, None).unwrap();
+        let b: Vec<SocketBuffers> = p.flows.iter().map(|f| f.buffers).collect();
+        assert_eq!(b[0], SocketBuffers { send: None, receive: Some(32_581) });
+        assert_eq!(b[1], SocketBuffers::default());
+        assert_eq!(b[2], SocketBuffers { send: Some(8192), receive: None });
+        assert_eq!(p.flows.iter().map(|f| f.nodelay).collect::<Vec<_>>(), vec![false, false, true]);
+        let setup = p.flows[0].setup();
+        assert_eq!((setup.file_reads, setup.receive_buffer, setup.paced_reads), (Some((8192, 10_000_000)), Some(32_581), None));
+        assert_eq!(p.flows[1].setup().file_reads, None);
     }
 
     #[test]

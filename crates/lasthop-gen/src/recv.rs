@@ -1,6 +1,8 @@
 //! The receiver daemon (`lasthop gen recv`): serves sessions on its control port
 //! ([`crate::control`]), each connection in a thread of its own; per session it opens a UDP
-//! socket and a TCP listener on ephemeral ports of the control address, logs every packet that
+//! socket and a TCP listener on ephemeral ports of the control address (and a listener of its
+//! own for each TCP flow that sets its receive buffer: set before `listen()`, so the
+//! handshake's window scale and first window come from it), logs every packet that
 //! arrives to record files ([`crate::records`]) and returns its counts and records to the sender.
 //!
 //! - UDP: `recvmmsg` batches on a socket with a large `SO_RCVBUF` ([`RCVBUF`], forced past
@@ -9,8 +11,10 @@
 //!   timestamps the socket takes joined datagrams (`UDP_GRO`: a sender's segmented batch
 //!   arrives as one buffer) and the loop cuts them apart. In the round-trip meter each
 //!   datagram is echoed back at once, its header's kind set to echo.
-//! - TCP: one thread per connection reads messages (header, then `len` bytes), optionally at the
-//!   flow's paced read rate (paper 000's slow reader), logging each when its last byte is read.
+//! - TCP: one thread per connection reads messages (header, then `len` bytes), logging each
+//!   when its last byte is read. The application's `read()`s are the flow's: at once, at a paced
+//!   read rate, or a file loop's (paper 000's slow reader: `app_buffer` bytes per `read()`, a
+//!   `receive_delay` Sleep after each); messages are taken from what those reads returned.
 //! - Garbage (not a header, another session, an unknown flow, a length that is not the
 //!   datagram's) is counted as malformed and dropped; duplicates and replays of this session are
 //!   logged as they come (the results tell them apart). Memory per flow is a few counters; the
@@ -258,6 +262,7 @@ impl Data {
             for (c, part) in counts.iter_mut().zip(t.join().unwrap_or_default()) {
                 c.received += part.received;
                 c.bytes += part.bytes;
+                c.so_rcvbuf = c.so_rcvbuf.max(part.so_rcvbuf);
             }
         }
         counts
@@ -392,7 +397,12 @@ impl<'a> Session<'a> {
                     clock = c;
                     loss_timeout = Duration::from_nanos(loss_timeout_ns.min(60_000_000_000));
                     let (udp, tcp) = sockets.take().expect("sockets are taken once, at setup");
-                    let d = match self.start_data(session, udp, tcp, flows, c, meter) {
+                    let own = match own_listeners(ip, &flows) {
+                        Ok(own) => own,
+                        Err(why) => return self.refuse(why),
+                    };
+                    let tcp_ports = own.iter().map(|(id, l)| (*id, l.local_addr().map_or(0, |a| a.port()))).collect();
+                    let d = match self.start_data(session, udp, tcp, own, flows, c, meter) {
                         Ok(d) => d,
                         Err(why) => return self.refuse(why),
                     };
@@ -400,7 +410,7 @@ impl<'a> Session<'a> {
                     self.started = true;
                     deadline = Instant::now() + limits.idle;
                     late = format!("no control message for {:?} (the idle limit; a running sender sends one every {:?}): the session is over", limits.idle, crate::send::KEEPALIVE);
-                    self.reply(&Msg::Ready {})?;
+                    self.reply(&Msg::Ready { tcp_ports })?;
                 }
                 Msg::Stop { sent } if self.data.is_some() => return self.finish(Some(sent), loss_timeout, false),
                 other => return self.refuse(format!("unexpected {} at this point of the session", kind(&other))),
@@ -423,7 +433,7 @@ impl<'a> Session<'a> {
         }
     }
 
-    fn start_data(&self, session: u32, udp: UdpSocket, tcp: TcpListener, flows: Vec<FlowSetup>, clock: Clock, meter: Meter) -> Result<Data, String> {
+    fn start_data(&self, session: u32, udp: UdpSocket, tcp: TcpListener, own: Vec<(u32, TcpListener)>, flows: Vec<FlowSetup>, clock: Clock, meter: Meter) -> Result<Data, String> {
         let (dir, temporary) = self.records_dir(session)?;
         let received: Arc<Vec<AtomicU64>> = Arc::new(flows.iter().map(|_| AtomicU64::new(0)).collect());
         let stop = Arc::new(AtomicBool::new(false));
@@ -449,7 +459,11 @@ impl<'a> Session<'a> {
             }
             udp_loop(udp, w, c, meter == Meter::Rtt, kernel_ts)
         }));
-        data.threads.push(std::thread::spawn(move || tcp_accept_loop(tcp, dir, ctx)));
+        for (id, l) in own {
+            let (d, c) = (dir.clone(), ctx.clone());
+            data.threads.push(std::thread::spawn(move || tcp_accept_loop(l, d, format!("recv-tcp-flow{id:05}"), c)));
+        }
+        data.threads.push(std::thread::spawn(move || tcp_accept_loop(tcp, dir, "recv-tcp".into(), ctx)));
         Ok(data)
     }
 
@@ -635,14 +649,35 @@ fn udp_loop(udp: UdpSocket, mut w: RecordWriter, ctx: DataCtx, echo: bool, kerne
     counts
 }
 
-fn tcp_accept_loop(listener: TcpListener, dir: PathBuf, ctx: DataCtx) -> Vec<FlowCounts> {
+/// A listener of its own for each TCP flow that sets its receive buffer, set before `listen()`
+/// (the connection's window scale and first window come from it, and it is the kernel's buffer
+/// from the first byte); the other flows share the session's listener and keep the kernel's
+/// autotuned buffers.
+fn own_listeners(ip: std::net::IpAddr, flows: &[FlowSetup]) -> Result<Vec<(u32, TcpListener)>, String> {
+    flows
+        .iter()
+        .filter(|f| f.proto == Proto::Tcp)
+        .filter_map(|f| f.receive_buffer.map(|b| (f.id, b)))
+        .map(|(id, b)| {
+            let s = socket2::Socket::new(socket2::Domain::for_address(SocketAddr::new(ip, 0)), socket2::Type::STREAM, Some(socket2::Protocol::TCP))
+                .and_then(|s| s.set_recv_buffer_size(b as usize).map(|_| s))
+                .and_then(|s| s.bind(&SocketAddr::new(ip, 0).into()).map(|_| s))
+                .and_then(|s| s.listen(4).map(|_| s))
+                .map_err(|e| format!("flow {id}: a listener with a {b}-byte receive buffer: {e}"))?;
+            Ok((id, s.into()))
+        })
+        .collect()
+}
+
+/// Serves the connections of `listener`, each logging to `dir/<name>-<n>.lhr`.
+fn tcp_accept_loop(listener: TcpListener, dir: PathBuf, name: String, ctx: DataCtx) -> Vec<FlowCounts> {
     let _ = listener.set_nonblocking(true);
     let mut conns: Vec<JoinHandle<Vec<FlowCounts>>> = Vec::new();
     let mut counts = vec![FlowCounts::default(); ctx.flows.len()];
     while !ctx.stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((s, _)) if conns.len() < 4 * ctx.flows.len().max(1) => {
-                let path = dir.join(format!("recv-tcp-{:05}.lhr", conns.len()));
+                let path = dir.join(format!("{name}-{:05}.lhr", conns.len()));
                 let c = ctx.clone();
                 conns.push(std::thread::spawn(move || match RecordWriter::create(&path) {
                     Ok(w) => tcp_conn(s, w, c),
@@ -657,21 +692,75 @@ fn tcp_accept_loop(listener: TcpListener, dir: PathBuf, ctx: DataCtx) -> Vec<Flo
         for (c, part) in counts.iter_mut().zip(t.join().unwrap_or_default()) {
             c.received += part.received;
             c.bytes += part.bytes;
+            c.so_rcvbuf = c.so_rcvbuf.max(part.so_rcvbuf);
         }
     }
     counts
 }
 
-/// Reads `size`-byte chunks no faster than `rate` bit/s (absolute deadlines, as the pacer).
+/// How the receiving application calls `read()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reads {
+    /// Whatever is there, at once.
+    AtOnce,
+    /// `size`-byte chunks no faster than `rate` bit/s (absolute deadlines, as the pacer).
+    Paced { rate: u64, size: u64 },
+    /// A file loop's reader (paper 000): at most `size` bytes per `read()`, then a sleep of
+    /// `sleep_ns` (its `Sleep()` between calls; the next read waits for it).
+    FileLoop { size: u64, sleep_ns: u64 },
+}
+
+/// The receiving application's socket: `read()`s as [`Reads`] says, each into an application
+/// buffer from which the messages (header, then body) are taken, so a read's size is the
+/// application's, not a message part's.
 struct PacedRead {
     inner: TcpStream,
-    pace: Option<(u64, u64)>,
+    reads: Reads,
     next_ns: u64,
+    app: Vec<u8>,
+    at: usize,
+    end: usize,
+}
+
+impl PacedRead {
+    /// Until the first header names the flow (and so how its application reads), only that
+    /// header is read.
+    fn new(inner: TcpStream) -> PacedRead {
+        PacedRead { inner, reads: Reads::AtOnce, next_ns: 0, app: vec![0; HEADER_LEN], at: 0, end: 0 }
+    }
+
+    fn set_reads(&mut self, reads: Reads) {
+        self.reads = reads;
+        self.app.resize(64 * 1024, 0);
+    }
 }
 
 impl Read for PacedRead {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some((rate, size)) = self.pace else { return self.inner.read(buf) };
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.end {
+            let want = match self.reads {
+                Reads::AtOnce => self.app.len(),
+                Reads::Paced { size, .. } | Reads::FileLoop { size, .. } => (size.max(1) as usize).min(self.app.len()),
+            };
+            let mut app = std::mem::take(&mut self.app);
+            let n = self.socket_read(&mut app[..want]);
+            self.app = app;
+            self.at = 0;
+            self.end = n?;
+        }
+        let n = out.len().min(self.end - self.at);
+        out[..n].copy_from_slice(&self.app[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+impl PacedRead {
+    /// One `read()` of the application on its socket, waiting first for its pace or sleep.
+    fn socket_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.reads == Reads::AtOnce {
+            return self.inner.read(buf);
+        }
         let now = crate::clock::mono_ns();
         if self.next_ns > now {
             crate::clock::sleep_until_mono(self.next_ns.min(now + POLL.as_nanos() as u64));
@@ -679,10 +768,23 @@ impl Read for PacedRead {
                 return Err(io::Error::new(io::ErrorKind::WouldBlock, "paced"));
             }
         }
-        let want = buf.len().min(size.max(1) as usize);
-        let n = self.inner.read(&mut buf[..want])?;
-        self.next_ns = self.next_ns.max(now) + n as u64 * 8 * 1_000_000_000 / rate.max(1);
+        let n = self.inner.read(buf)?;
+        self.next_ns = match self.reads {
+            Reads::Paced { rate, .. } => self.next_ns.max(now) + n as u64 * 8 * 1_000_000_000 / rate.max(1),
+            Reads::FileLoop { sleep_ns, .. } => crate::clock::mono_ns() + sleep_ns,
+            Reads::AtOnce => 0,
+        };
         Ok(n)
+    }
+}
+
+impl Reads {
+    fn of(f: &FlowSetup) -> Reads {
+        match (f.paced_reads, f.file_reads) {
+            (Some((rate, size)), _) => Reads::Paced { rate, size },
+            (None, Some((size, sleep_ns))) => Reads::FileLoop { size, sleep_ns },
+            (None, None) => Reads::AtOnce,
+        }
     }
 }
 
@@ -690,7 +792,7 @@ fn tcp_conn(s: TcpStream, mut w: RecordWriter, ctx: DataCtx) -> Vec<FlowCounts> 
     let mut counts = vec![FlowCounts::default(); ctx.flows.len()];
     let _ = s.set_read_timeout(Some(POLL));
     let _ = s.set_nonblocking(false);
-    let mut r = PacedRead { inner: s, pace: None, next_ns: 0 };
+    let mut r = PacedRead::new(s);
     let mut head = [0u8; HEADER_LEN];
     let mut scratch = vec![0u8; 64 * 1024];
     let mut flow: Option<usize> = None;
@@ -707,7 +809,8 @@ fn tcp_conn(s: TcpStream, mut w: RecordWriter, ctx: DataCtx) -> Vec<FlowCounts> 
         };
         let f = match (ctx.flow_of(&h, Proto::Tcp), flow) {
             (Some(f), None) => {
-                r.pace = ctx.flows[f].paced_reads;
+                r.set_reads(Reads::of(&ctx.flows[f]));
+                counts[f].so_rcvbuf = socket2::SockRef::from(&r.inner).recv_buffer_size().unwrap_or(0) as u64;
                 f
             }
             (Some(f), Some(g)) if f == g => f,

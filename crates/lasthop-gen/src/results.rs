@@ -104,6 +104,11 @@ pub struct MeasureFlow {
     pub rtt_ms: Option<DelayStats>,
     /// Echoes that did not come back (RTT meter), packets.
     pub echo_lost: Option<u64>,
+    /// TCP: the sending and receiving sockets' buffers as the kernel reports them
+    /// (`SO_SNDBUF`, `SO_RCVBUF`: Linux doubles what is set, socket(7); autotuned ones show their
+    /// start), bytes; null for UDP.
+    pub so_sndbuf_bytes: Option<u64>,
+    pub so_rcvbuf_bytes: Option<u64>,
 }
 
 /// Per-packet tables under construction.
@@ -263,6 +268,10 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
         });
         let rtt_i = rtt[i].as_ref().map(|(mt, _)| (mt, a.meter.received_packets()));
         let mut mf = measure_flow(&f.name, s, a.duplicates, a.reordered, rtt_i, active);
+        if f.proto == Proto::Tcp {
+            mf.so_sndbuf_bytes = Some(s.so_sndbuf);
+            mf.so_rcvbuf_bytes = m.received.get(i).map(|c| c.so_rcvbuf);
+        }
         mf.send_span_s = span[i].map(|(a, b)| (b - a) as f64 / 1e9);
         measure_flows.push(mf);
     }
@@ -321,6 +330,8 @@ fn measure_flow(name: &str, s: &FlowSent, duplicates: u64, reordered: u64, rtt: 
         reordered,
         rtt_ms: rtt.map(|(mt, _)| mt.summary(active).delay_ms),
         echo_lost: rtt.map(|(mt, forward_received)| forward_received.saturating_sub(mt.received_packets())),
+        so_sndbuf_bytes: None,
+        so_rcvbuf_bytes: None,
     }
 }
 

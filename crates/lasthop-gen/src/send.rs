@@ -105,6 +105,9 @@ pub struct FlowSent {
     /// CPU time (user + system) of the thread that sent the flow, ns; UDP flows share one
     /// thread, so each reports that thread's whole time.
     pub cpu_ns: u64,
+    /// TCP: the sending socket's `SO_SNDBUF` as the kernel reports it (Linux doubles what is
+    /// set, socket(7)), bytes.
+    pub so_sndbuf: u64,
     /// TCP: the connection's state at the end (`TCP_INFO`).
     pub tcp: Option<TcpInfo>,
 }
@@ -191,10 +194,10 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
         Clock::Realtime => measured_offset.ok_or("the clock offset could not be estimated (no valid probe reply)")?,
     };
     let flows = plan.flows.iter().map(FlowPlan::setup).collect();
-    match ask(&mut w, &mut r, Msg::Setup { clock, meter: o.meter, flows, loss_timeout_ns: o.loss_timeout_ns })? {
-        Msg::Ready {} => {}
+    let own_ports = match ask(&mut w, &mut r, Msg::Setup { clock, meter: o.meter, flows, loss_timeout_ns: o.loss_timeout_ns })? {
+        Msg::Ready { tcp_ports } => tcp_ports,
         other => return Err(format!("the receiver answered {other:?} to setup")),
-    }
+    };
     std::fs::create_dir_all(&o.work_dir).map_err(err(&o.work_dir.display().to_string()))?;
     let origin_mono = match (o.origin_mono_ns, clock) {
         (Some(t), Clock::Monotonic) => t,
@@ -239,7 +242,8 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
         let wr = RecordWriter::create(&path).map_err(err(&path.display().to_string()))?;
         sender_files.push(path);
         let job = TcpJob::new(f);
-        let (c, to) = (ctx.clone(), SocketAddr::new(addr.ip(), tcp_port));
+        let port = own_ports.iter().find(|(id, _)| *id == f.id).map_or(tcp_port, |&(_, p)| p);
+        let (c, to) = (ctx.clone(), SocketAddr::new(addr.ip(), port));
         handles.push((vec![f.id], std::thread::spawn(move || vec![tcp_flow(to, job, wr, c)])));
     }
     // Wait for the senders, relaying a stop request and progress, and keeping the session
@@ -518,6 +522,8 @@ struct TcpJob {
     volume: Option<u64>,
     message: u64,
     send_delay_ns: u64,
+    send_buffer: Option<u64>,
+    nodelay: bool,
 }
 
 impl TcpJob {
@@ -531,6 +537,8 @@ impl TcpJob {
             volume: f.volume_bytes(),
             message: fl.map_or(BULK_MESSAGE, |l| l.message.0).max(HEADER_LEN as u64),
             send_delay_ns: fl.map_or(0, |l| l.send_delay.0),
+            send_buffer: f.buffers.send,
+            nodelay: f.nodelay,
         }
     }
 }
@@ -538,10 +546,11 @@ impl TcpJob {
 fn tcp_flow(to: SocketAddr, mut job: TcpJob, mut w: RecordWriter, ctx: SendCtx) -> FlowSent {
     ctx.pace_thread();
     let mut st = FlowSent::default();
-    let Ok(mut s) = TcpStream::connect_timeout(&to, Duration::from_secs(5)) else {
+    let Ok(mut s) = tcp_connect(to, &job) else {
         st.send_errors += 1;
         return st;
     };
+    st.so_sndbuf = socket2::SockRef::from(&s).send_buffer_size().unwrap_or(0) as u64;
     let mut buf = vec![0u8; job.message.max(job.schedule.as_ref().map_or(0, |s| wire_payload(s.max_packet()) as u64)) as usize];
     let start = deadline(ctx.origin_mono, job.start_ns, 0);
     let end = deadline(ctx.origin_mono, job.start_ns, job.until_ns);
@@ -611,6 +620,18 @@ fn tcp_flow(to: SocketAddr, mut job: TcpJob, mut w: RecordWriter, ctx: SendCtx) 
     let _ = w.flush();
     st.cpu_ns = thread_cpu_ns();
     st
+}
+
+/// Connects a TCP flow's socket with the flow's options set first: `SO_SNDBUF` before the
+/// handshake (as an application sets it before `connect()`), Nagle off if asked.
+fn tcp_connect(to: SocketAddr, job: &TcpJob) -> std::io::Result<TcpStream> {
+    let s = socket2::Socket::new(socket2::Domain::for_address(to), socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
+    if let Some(b) = job.send_buffer {
+        s.set_send_buffer_size(b as usize)?;
+    }
+    s.set_nodelay(job.nodelay)?;
+    s.connect_timeout(&to.into(), Duration::from_secs(5))?;
+    Ok(s.into())
 }
 
 fn tcp_info(s: &TcpStream) -> Option<TcpInfo> {

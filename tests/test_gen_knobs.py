@@ -1,0 +1,94 @@
+"""Paper 000's knobs on a real stack (`lasthop gen`): the file loop's send() size and Sleep at the
+sender, its recv() size and Sleep at the receiver, and the sockets' buffers, all from the same
+scenario keys the simulator reads (Hur & Hong, shared/papers/000: Tables 6 and 7's inter-packet
+delays, Sect. 4.1's socket buffers, Sect. 4.2's application buffer). Over loopback: the transfer
+times are the applications' own sleeps, counted by hand below."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_gen import LASTHOP, Receiver  # noqa: F401  (the receiver process helper)
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver()
+    yield r
+    r.stop()
+
+
+def send(receiver, tmp_path: Path, flows: str, name: str = "r") -> dict:
+    f = tmp_path / f"{name}.toml"
+    f.write_text("[simulation]\nduration = \"20s\"\n" + flows)
+    p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, "--flows", str(f), "--out", str(tmp_path / name), "--no-report", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def file_flow(name: str, kib: int, *, message: int = 4096, app_buffer: int = 4096, send_delay: str = "0ms", receive_delay: str = "0ms",
+              tcp: str = "") -> str:
+    return (f'[[flows]]\nname = "{name}"\napp = {{ type = "file", bytes = "{kib}KiB", message = "{message}B", app_buffer = "{app_buffer}B", '
+            f'send_delay = "{send_delay}", receive_delay = "{receive_delay}" }}\n' + (f"tcp = {{ {tcp} }}\n" if tcp else ""))
+
+
+def test_a_slow_receivers_sleeps_set_the_transfer_time_and_small_buffers_block_the_sender(receiver, tmp_path):
+    # 256 KiB read 4 096 B at a time with a 10 ms Sleep after each recv(): 64 reads, so the last
+    # byte is read after 63 sleeps, at least 630 ms (hand count). With the kernel's autotuned
+    # buffers the whole file fits in them at once: the sender never waits, every read is full
+    # and the sleeps (each well under 1 ms late) are the whole time.
+    s = send(receiver, tmp_path, file_flow("file", 256, receive_delay="10ms"))
+    f = s["flows"][0]
+    # Bytes as the simulator counts them: each 4 096 B message plus 40 B of TCP/IPv4 headers.
+    assert f["received_bytes"] == 64 * (4096 + 40) and f["received_packets"] == 64, f
+    assert 0.63 <= f["response_time_s"] < 0.80, f["response_time_s"]
+    assert s["measure"]["flows"][0]["send_blocked_s"] < 0.1, s["measure"]["flows"][0]
+    # Paper 000's small buffers (16 KiB receive, 8 KiB send; Linux holds about twice each): the
+    # sender can be at most ~48 KiB ahead of the reader and waits in write() through at least
+    # the ~50 reads after that (0.4 s; measured 0.59-0.61 s), while the reader, never starved on
+    # loopback, still takes its 63 sleeps (measured 0.646 s). The receive buffer is the
+    # listener's before the handshake (a buffer shrunk under a running connection made the
+    # kernel drop queued segments: 1.1 s here).
+    s = send(receiver, tmp_path, file_flow("file", 256, receive_delay="10ms", tcp='receive_buffer = "16KiB", send_buffer = "8KiB"'), name="small")
+    assert s["measure"]["flows"][0]["send_blocked_s"] > 0.4, s["measure"]["flows"][0]
+    assert 0.63 <= s["flows"][0]["response_time_s"] < 0.80, s["flows"][0]["response_time_s"]
+
+
+def test_a_larger_application_buffer_halves_the_reads_and_the_time(receiver, tmp_path):
+    # The same 256 KiB with 8 192 B recv()s: 32 reads, 31 sleeps, at least 310 ms (Sect. 4.2's
+    # application buffer, here with nothing else slowing the reader).
+    f = send(receiver, tmp_path, file_flow("file", 256, app_buffer=8192, receive_delay="10ms"))["flows"][0]
+    assert 0.31 <= f["response_time_s"] < 0.45, f["response_time_s"]
+
+
+def test_the_senders_inter_packet_delay_sets_the_transfer_time(receiver, tmp_path):
+    # Tables 6-7's Sleep at the sender: 40 KiB in 4 096 B send()s with 10 ms after each, so the
+    # tenth send() starts after nine sleeps: at least 90 ms (hand count).
+    f = send(receiver, tmp_path, file_flow("file", 40, send_delay="10ms"))["flows"][0]
+    assert f["received_packets"] == 10
+    assert 0.09 <= f["response_time_s"] < 0.2, f["response_time_s"]
+
+
+def test_socket_buffers_are_set_where_the_file_gives_them_and_autotuned_otherwise(receiver, tmp_path):
+    # socket(7): Linux doubles the value given to SO_RCVBUF/SO_SNDBUF (bookkeeping overhead) and
+    # getsockopt returns the doubled value. A flow without the keys keeps the kernel's buffers:
+    # they start at tcp_rmem[1] and tcp_wmem[1] (net/ipv4 sysctls) and autotuning only grows them
+    # (the send buffer at once, when the connection is established).
+    s = send(receiver, tmp_path, file_flow("set", 64, tcp='receive_buffer = "16384B", send_buffer = "8192B"')
+             + file_flow("unset", 64, tcp='variant = "cubic"'))
+    m = {f["name"]: f for f in s["measure"]["flows"]}
+    assert (m["set"]["so_rcvbuf_bytes"], m["set"]["so_sndbuf_bytes"]) == (2 * 16384, 2 * 8192), m["set"]
+    rmem = int(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split()[1])
+    wmem = int(Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()[1])
+    assert m["unset"]["so_rcvbuf_bytes"] >= rmem and m["unset"]["so_sndbuf_bytes"] >= wmem, m["unset"]
+    assert [f["received_packets"] for f in s["flows"]] == [16, 16], s["flows"]
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
