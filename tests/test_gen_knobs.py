@@ -90,5 +90,14 @@ def test_socket_buffers_are_set_where_the_file_gives_them_and_autotuned_otherwis
     assert [f["received_packets"] for f in s["flows"]] == [16, 16], s["flows"]
 
 
+def test_a_variant_the_file_names_is_the_sockets_congestion_control(receiver, tmp_path):
+    # tcp.variant = "newreno" is Linux's "reno"; a flow without it runs the host's default
+    # (net.ipv4.tcp_congestion_control).
+    default = Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+    s = send(receiver, tmp_path, file_flow("reno", 16, tcp='variant = "newreno"') + file_flow("host", 16))
+    assert [f["tcp_congestion"] for f in s["measure"]["flows"]] == ["reno", default]
+    # A variant the host lacks is refused before anything is sent (send.rs's unit test).
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

@@ -15,7 +15,7 @@ use lasthop_core::rng::RngStreams;
 use lasthop_core::traffic::{Calls, FileLoop, Schedule, Transfer, Volume};
 use lasthop_core::Duration;
 use lasthop_scenario::build::traffic::flow_app;
-use lasthop_scenario::{flows_from_toml_str, Scenario, Transport};
+use lasthop_scenario::{flows_from_toml_str, CcVariant, Scenario, Transport};
 
 /// One flow to send.
 pub struct FlowPlan {
@@ -40,6 +40,9 @@ pub struct FlowPlan {
     pub buffers: SocketBuffers,
     /// TCP: Nagle's algorithm off (`TCP_NODELAY`) when the flow says `tcp.nagle = false`.
     pub nodelay: bool,
+    /// TCP: the Linux congestion control (`TCP_CONGESTION`: "reno", "cubic", "bbr") the flows
+    /// file asks for with `tcp.variant`; None keeps the host's default.
+    pub congestion: Option<&'static str>,
 }
 
 /// A TCP flow's socket buffers as the flows file gives them, bytes.
@@ -77,6 +80,16 @@ impl FlowPlan {
     }
 }
 
+/// Linux's module for a scenario's congestion control (NewReno is Linux's "reno": RFC 6582's
+/// recovery, with SACK where both ends offer it).
+pub fn linux_congestion(v: CcVariant) -> &'static str {
+    match v {
+        CcVariant::Newreno => "reno",
+        CcVariant::Cubic => "cubic",
+        CcVariant::Bbr => "bbr",
+    }
+}
+
 /// A whole run to send.
 pub struct Plan {
     /// The flows file's name (`simulation.name`, or the file's stem).
@@ -105,28 +118,31 @@ pub fn plan_from_toml(text: &str, file: &str, duration: Option<Duration>, seed: 
         s.simulation.seed = seed;
     }
     let mut plan = plan_from_scenario(&s, file);
-    for (f, b) in plan.flows.iter_mut().zip(explicit_buffers(text, &s)) {
+    for (f, (b, cc)) in plan.flows.iter_mut().zip(written_out(text, &s)) {
         f.buffers = b;
+        f.congestion = cc;
     }
     Ok(plan)
 }
 
-/// The socket buffers each flow's `tcp` table writes out. The scenario's defaults (64 KiB) are
-/// the simulator's; on a real host an unset buffer stays the kernel's (autotuned), so only the
-/// values the file gives are set. The text has already been validated as the scenario `s`.
-fn explicit_buffers(text: &str, s: &Scenario) -> Vec<SocketBuffers> {
+/// The socket buffers and congestion control each flow's `tcp` table writes out. The
+/// scenario's defaults (64 KiB buffers, NewReno) are the simulator's; on a real host what is
+/// not written stays the kernel's (autotuned buffers, the host's default congestion control).
+/// The text has already been validated as the scenario `s`.
+fn written_out(text: &str, s: &Scenario) -> Vec<(SocketBuffers, Option<&'static str>)> {
     let doc: toml::Value = text.parse().unwrap_or(toml::Value::Table(Default::default()));
     let tables = doc.get("flows").and_then(|f| f.as_array()).cloned().unwrap_or_default();
     s.flows
         .iter()
         .map(|f| {
-            let Some(tcp) = f.tcp.as_ref() else { return SocketBuffers::default() };
+            let Some(tcp) = f.tcp.as_ref() else { return (SocketBuffers::default(), None) };
             let raw = tables.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(f.name.as_str())).and_then(|t| t.get("tcp"));
             let given = |key: &str| raw.is_some_and(|t| t.get(key).is_some());
-            SocketBuffers {
+            let buffers = SocketBuffers {
                 send: given("send_buffer").then_some(tcp.send_buffer.0),
                 receive: given("receive_buffer").then_some(tcp.receive_buffer.0),
-            }
+            };
+            (buffers, given("variant").then_some(linux_congestion(tcp.variant)))
         })
         .collect()
 }
@@ -158,6 +174,7 @@ pub fn plan_from_scenario(s: &Scenario, file: &str) -> Plan {
                 discard_reordered: f.discard_reordered,
                 buffers: SocketBuffers::default(),
                 nodelay: f.tcp.as_ref().is_some_and(|t| !t.nagle),
+                congestion: None,
             }
         })
         .collect();
@@ -251,6 +268,7 @@ mod tests {
         assert_eq!(b[1], SocketBuffers::default());
         assert_eq!(b[2], SocketBuffers { send: Some(8192), receive: None });
         assert_eq!(p.flows.iter().map(|f| f.nodelay).collect::<Vec<_>>(), vec![false, false, true]);
+        assert_eq!(p.flows.iter().map(|f| f.congestion).collect::<Vec<_>>(), vec![None, Some("cubic"), None]);
         let setup = p.flows[0].setup();
         assert_eq!((setup.file_reads, setup.receive_buffer, setup.paced_reads), (Some((8192, 10_000_000)), Some(32_581), None));
         assert_eq!(p.flows[1].setup().file_reads, None);

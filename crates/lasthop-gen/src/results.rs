@@ -109,6 +109,9 @@ pub struct MeasureFlow {
     /// start), bytes; null for UDP.
     pub so_sndbuf_bytes: Option<u64>,
     pub so_rcvbuf_bytes: Option<u64>,
+    /// TCP: the congestion control the sending socket ran ("reno", "cubic", "bbr"...: the
+    /// flow's `tcp.variant` where the file gives one, the host's default otherwise).
+    pub tcp_congestion: Option<String>,
 }
 
 /// Per-packet tables under construction.
@@ -271,6 +274,8 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
         if f.proto == Proto::Tcp {
             mf.so_sndbuf_bytes = Some(s.so_sndbuf);
             mf.so_rcvbuf_bytes = m.received.get(i).map(|c| c.so_rcvbuf);
+            let n = s.congestion.iter().position(|&b| b == 0).unwrap_or(16);
+            mf.tcp_congestion = (n > 0).then(|| String::from_utf8_lossy(&s.congestion[..n]).into_owned());
         }
         mf.send_span_s = span[i].map(|(a, b)| (b - a) as f64 / 1e9);
         measure_flows.push(mf);
@@ -332,6 +337,7 @@ fn measure_flow(name: &str, s: &FlowSent, duplicates: u64, reordered: u64, rtt: 
         echo_lost: rtt.map(|(mt, forward_received)| forward_received.saturating_sub(mt.received_packets())),
         so_sndbuf_bytes: None,
         so_rcvbuf_bytes: None,
+        tcp_congestion: None,
     }
 }
 

@@ -108,6 +108,9 @@ pub struct FlowSent {
     /// TCP: the sending socket's `SO_SNDBUF` as the kernel reports it (Linux doubles what is
     /// set, socket(7)), bytes.
     pub so_sndbuf: u64,
+    /// TCP: the congestion control the socket ran (`TCP_CONGESTION`, NUL-padded; at most
+    /// TCP_CA_NAME_MAX = 16 bytes).
+    pub congestion: [u8; 16],
     /// TCP: the connection's state at the end (`TCP_INFO`).
     pub tcp: Option<TcpInfo>,
 }
@@ -151,6 +154,7 @@ fn err(context: &str) -> impl Fn(io::Error) -> String + '_ {
 
 /// Runs the plan against a receiver. Errors are one line naming what failed.
 pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Progress) -> Result<Measured, String> {
+    check_congestion(plan)?;
     let addr = resolve(&o.to)?;
     let conn = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| format!("--to {}: cannot reach a receiver there: {e}", o.to))?;
     let _ = conn.set_nodelay(true);
@@ -524,6 +528,7 @@ struct TcpJob {
     send_delay_ns: u64,
     send_buffer: Option<u64>,
     nodelay: bool,
+    congestion: Option<&'static str>,
 }
 
 impl TcpJob {
@@ -539,6 +544,7 @@ impl TcpJob {
             send_delay_ns: fl.map_or(0, |l| l.send_delay.0),
             send_buffer: f.buffers.send,
             nodelay: f.nodelay,
+            congestion: f.congestion,
         }
     }
 }
@@ -550,7 +556,12 @@ fn tcp_flow(to: SocketAddr, mut job: TcpJob, mut w: RecordWriter, ctx: SendCtx) 
         st.send_errors += 1;
         return st;
     };
-    st.so_sndbuf = socket2::SockRef::from(&s).send_buffer_size().unwrap_or(0) as u64;
+    let sock = socket2::SockRef::from(&s);
+    st.so_sndbuf = sock.send_buffer_size().unwrap_or(0) as u64;
+    if let Ok(name) = sock.tcp_congestion() {
+        let n = name.iter().position(|&b| b == 0).unwrap_or(name.len()).min(16);
+        st.congestion[..n].copy_from_slice(&name[..n]);
+    }
     let mut buf = vec![0u8; job.message.max(job.schedule.as_ref().map_or(0, |s| wire_payload(s.max_packet()) as u64)) as usize];
     let start = deadline(ctx.origin_mono, job.start_ns, 0);
     let end = deadline(ctx.origin_mono, job.start_ns, job.until_ns);
@@ -622,6 +633,21 @@ fn tcp_flow(to: SocketAddr, mut job: TcpJob, mut w: RecordWriter, ctx: SendCtx) 
     st
 }
 
+/// Refuses a run whose flows ask for a congestion control this host cannot give a socket,
+/// before anything is sent (the kernel names what it has in
+/// /proc/sys/net/ipv4/tcp_available_congestion_control).
+fn check_congestion(plan: &Plan) -> Result<(), String> {
+    plan.flows.iter().filter(|f| f.proto == Proto::Tcp).try_for_each(|f| f.congestion.map_or(Ok(()), |cc| congestion_available(&f.name, cc)))
+}
+
+fn congestion_available(flow: &str, cc: &str) -> Result<(), String> {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, Some(socket2::Protocol::TCP)).map_err(|e| format!("a TCP socket: {e}"))?;
+    s.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
+        let have = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
+        format!("flow {flow:?}: tcp.variant asks for Linux's {cc:?} congestion control, which this host cannot give a socket ({e}); available here: {}", have.trim())
+    })
+}
+
 /// Connects a TCP flow's socket with the flow's options set first: `SO_SNDBUF` before the
 /// handshake (as an application sets it before `connect()`), Nagle off if asked.
 fn tcp_connect(to: SocketAddr, job: &TcpJob) -> std::io::Result<TcpStream> {
@@ -630,6 +656,9 @@ fn tcp_connect(to: SocketAddr, job: &TcpJob) -> std::io::Result<TcpStream> {
         s.set_send_buffer_size(b as usize)?;
     }
     s.set_nodelay(job.nodelay)?;
+    if let Some(cc) = job.congestion {
+        s.set_tcp_congestion(cc.as_bytes())?;
+    }
     s.connect_timeout(&to.into(), Duration::from_secs(5))?;
     Ok(s.into())
 }
@@ -652,4 +681,18 @@ fn tcp_info(s: &TcpStream) -> Option<TcpInfo> {
 /// The record files of a finished run, for callers that move them into a results directory.
 pub fn record_files(m: &Measured) -> Vec<&Path> {
     m.sender_files.iter().map(PathBuf::as_path).chain(std::iter::once(m.receiver_file.as_path())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_congestion_control_the_host_lacks_is_refused_naming_the_flow_and_what_it_has() {
+        // "reno" is built into every Linux kernel (net/ipv4/tcp_cong.c); no module is named this.
+        assert_eq!(congestion_available("f", "reno"), Ok(()));
+        let e = congestion_available("fast", "lh-no-such-cc").unwrap_err();
+        assert!(e.starts_with(r#"flow "fast": tcp.variant asks for Linux's "lh-no-such-cc" congestion control"#), "{e}");
+        assert!(e.contains("available here: ") && e.contains("reno"), "{e}");
+    }
 }
