@@ -101,3 +101,25 @@ def test_a_variant_the_file_names_is_the_sockets_congestion_control(receiver, tm
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_reproduce_hur_hong_in_the_measure_world_puts_real_sockets_beside_the_simulator(tmp_path):
+    # `lasthop reproduce hur-hong2006 --world measure`: the paper's transfers over real sockets.
+    # Every measured time lies above its hand count of Sleeps (the slower end's calls × its
+    # Sleep: e.g. 117 send()s of 4 096 B with Sleep(10) = 1 160 ms before the last) and within
+    # 10 % + 20 ms of it (nothing else is slow on loopback); the simulator's modelled PDA is
+    # slower on every row (its CPU, flash and lazy window updates).
+    import pandas as pd
+
+    p = subprocess.run([*LASTHOP, "reproduce", "hur-hong2006", "--world", "measure", "--quick", "--seeds", "1", "-o", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    t = pd.read_csv(tmp_path / "measured_vs_simulated.csv")
+    assert len(t) == 9, t
+    floor = t.sleeps_floor_ms
+    assert ((t.measured_ms_mean >= floor) & (t.measured_ms_mean <= 1.1 * floor + 20)).all(), t
+    assert (t.simulated_ms_mean > t.measured_ms_mean).all(), t
+    claims = pd.read_csv(tmp_path / "hur-hong2006.csv")
+    assert claims.verdict.str.startswith("meets").sum() == 8, claims.verdict.tolist()
+    p = subprocess.run([*LASTHOP, "reproduce", "koga2005", "--world", "measure", "-o", str(tmp_path / "k")], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "runs only in the simulator" in p.stderr and "hur-hong2006" in p.stderr, p.stderr

@@ -502,6 +502,7 @@ def reproduce(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where figures go (default: results/reproduce/<name>)."),
     quick: bool = typer.Option(False, "--quick", help="Fewer variants and seeds (for tests)."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Run seeds 1..N (default: the reproduction's own)."),
+    world: str = typer.Option("sim", "--world", help="sim: the simulator; measure: real Linux sockets on this host (hur-hong2006), each seed one repetition."),
 ) -> None:
     """Reproduce a paper's result: every number it states beside ours (mean and 95 % interval over
     the seeds), a verdict, figures, and why they differ."""
@@ -509,14 +510,18 @@ def reproduce(
 
     if list_ or name is None:
         for n, entry in sorted(REGISTRY.items()):
-            console.print(f"{n:16} {entry.title} (seeds: {entry.seeds}, --quick {entry.quick_seeds})")
+            worlds = "".join(f", --world {w}" for w in entry.worlds)
+            console.print(f"{n:16} {entry.title} (seeds: {entry.seeds}, --quick {entry.quick_seeds}{worlds})")
         return
     if name not in REGISTRY:
         from lasthop.errors import did_you_mean
 
         raise _error(f"no reproduction {name!r}{did_you_mean(name, REGISTRY)} (available: {', '.join(sorted(REGISTRY))})")
-    directory = out or Path("results") / "reproduce" / name
-    r = run_repro(name, directory, quick=quick, seeds=seeds)
+    directory = out or Path("results") / "reproduce" / (name if world == "sim" else f"{name}-{world}")
+    try:
+        r = run_repro(name, directory, quick=quick, seeds=seeds, world=world)
+    except ValueError as e:
+        raise _error(e)
     n = len(r.seeds)
     seeds_text = f"seed {r.seeds[0]}, so no interval (n = 1)" if n == 1 else f"seeds {r.seeds[0]}-{r.seeds[-1]} (n = {n})"
     t = Table(title=f"{r.name}: {r.title} — {seeds_text}", show_lines=True)

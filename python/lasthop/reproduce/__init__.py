@@ -54,6 +54,8 @@ class Entry:
     fn: Callable[..., Reproduction]
     seeds: int        # default number of seeds
     quick_seeds: int  # with --quick
+    #: Other worlds than the simulator's this reproduction runs in ("measure": real sockets).
+    worlds: dict[str, Callable[..., Reproduction]] = field(default_factory=dict)
 
 
 REGISTRY: dict[str, Entry] = {}
@@ -67,19 +69,35 @@ def register(name: str, title: str, seeds: int = 5, quick_seeds: int = 2):
     return wrap
 
 
+def register_world(name: str, world: str):
+    """Registers a function that runs reproduction `name` in `world` ("measure")."""
+    def wrap(fn):
+        REGISTRY[name].worlds[world] = fn
+        return fn
+
+    return wrap
+
+
 def reproduce(name: str, out: str | Path, quick: bool = False, seeds: int | None = None,
-              workers: int | None = None) -> Reproduction:
+              workers: int | None = None, world: str = "sim") -> Reproduction:
     """Runs reproduction `name` over seeds 1..`seeds` (default: the reproduction's own, fewer
-    with `quick`), writing its figures to `out`."""
+    with `quick`), writing its figures to `out`; in `world` "sim" (the simulator) or another
+    world the reproduction has (``"measure"``: real sockets, hur-hong2006)."""
     if name not in REGISTRY:
         raise KeyError(f"no reproduction {name!r}; available: {', '.join(sorted(REGISTRY))}")
     entry = REGISTRY[name]
+    fn = entry.fn if world == "sim" else entry.worlds.get(world)
+    if fn is None:
+        has = sorted(n for n, e in REGISTRY.items() if world in e.worlds)
+        raise ValueError(f"reproduction {name!r} runs only in the simulator (--world sim); --world {world}: "
+                         + (", ".join(has) if has else "none") if world in ("measure", "emulate")
+                         else f"--world {world!r}: expected sim or measure")
     n = seeds if seeds is not None else (entry.quick_seeds if quick else entry.seeds)
     if n < 1:
         raise ValueError(f"seeds must be at least 1, got {n}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rep = entry.fn(out, quick=quick, seeds=list(range(1, n + 1)), workers=workers)
+    rep = fn(out, quick=quick, seeds=list(range(1, n + 1)), workers=workers)
     rep.seeds = list(range(1, n + 1))
     return rep
 
