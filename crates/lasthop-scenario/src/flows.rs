@@ -301,6 +301,24 @@ pub struct TcpParams {
     /// default, as in Linux and ns-3).
     #[serde(default = "default_true")]
     pub limited_transmit: bool,
+    /// RFC 3465 §2.3's L: in slow start one ACK grows cwnd by at most L SMSS (cwnd +=
+    /// min(N, L·SMSS)). Default 1, RFC 5681 eq. 2: with delayed ACKs the window grows 1.5× per
+    /// round trip. 2 is RFC 3465's largest: it doubles per round trip, as Linux's slow start
+    /// does (`tcp_slow_start` adds every segment acknowledged, without a limit).
+    #[serde(default = "default_abc_limit", skip_serializing_if = "is_default_abc_limit")]
+    pub abc_limit: u32,
+    /// When a partial ACK of NewReno's recovery without SACK restarts the retransmission timer
+    /// (RFC 6582 §4.2): "impatient" (default; only the first partial ACK, so recovery of many
+    /// losses ends in a timeout and slow start) or "slow_but_steady" (every partial ACK, as
+    /// Linux does: one hole repaired per round trip until all are).
+    #[serde(default, skip_serializing_if = "PartialAckTimer::is_impatient")]
+    pub partial_ack_timer: PartialAckTimer,
+    /// The window a full ACK ends fast recovery with (RFC 6582 §3.2 step 3): "flight" (default,
+    /// option 1: min(ssthresh, max(FlightSize, SMSS) + SMSS), no burst) or "ssthresh" (option
+    /// 2, as Linux's `tcp_end_cwnd_reduction`: when little is in flight the sender bursts up to
+    /// ssthresh at once).
+    #[serde(default, skip_serializing_if = "RecoveryExit::is_flight")]
+    pub recovery_exit: RecoveryExit,
     /// Tick of a coarse retransmission clock (e.g. "500ms", BSD's slow timer and the OPNET
     /// model of paper 003): G of RFC 6298 and every RTO a whole number of ticks. Default: an
     /// exact clock with G = 1 ms.
@@ -329,6 +347,46 @@ pub enum CaIncrease {
     #[default]
     Bytes,
     PerAck,
+}
+
+/// RFC 6582 §4.2's variants of the retransmission timer in NewReno's recovery (see
+/// `TcpParams::partial_ack_timer`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PartialAckTimer {
+    #[default]
+    Impatient,
+    SlowButSteady,
+}
+
+impl PartialAckTimer {
+    pub fn is_impatient(&self) -> bool {
+        *self == PartialAckTimer::Impatient
+    }
+}
+
+/// RFC 6582 §3.2 step 3's options for the window at the end of fast recovery (see
+/// `TcpParams::recovery_exit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryExit {
+    #[default]
+    Flight,
+    Ssthresh,
+}
+
+impl RecoveryExit {
+    pub fn is_flight(&self) -> bool {
+        *self == RecoveryExit::Flight
+    }
+}
+
+pub(crate) fn default_abc_limit() -> u32 {
+    1
+}
+
+pub(crate) fn is_default_abc_limit(l: &u32) -> bool {
+    *l == 1
 }
 
 /// When a receive window opened by the application's reads is announced.

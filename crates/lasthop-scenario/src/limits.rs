@@ -134,6 +134,7 @@ pub const LIMITS: &[Limit] = &[
     l("TcpParams", "timer_granularity", time(US, 10 * S)),
     l("TcpParams", "dupack_threshold", Range::Int(1, 1_000)),
     l("TcpParams", "initial_cwnd", Range::Int(1, 10_000)),
+    l("TcpParams", "abc_limit", Range::Int(1, 10_000)),
     l("ReceiverAwndParams", "link_rate", ANY_RATE),
     l("ReceiverAwndParams", "udp_rate", ANY_RATE),
     l("ReceiverAwndParams", "propagation", time(0, HOUR)),

@@ -175,5 +175,8 @@ pub fn tcp_config(p: &lasthop_scenario::TcpParams, path_mtu: u64) -> TcpConfig {
         },
         limited_transmit: p.limited_transmit,
         timer_granularity: p.timer_granularity,
+        abc_limit: p.abc_limit,
+        slow_but_steady: p.partial_ack_timer == lasthop_scenario::PartialAckTimer::SlowButSteady,
+        exit_to_ssthresh: p.recovery_exit == lasthop_scenario::RecoveryExit::Ssthresh,
     }
 }

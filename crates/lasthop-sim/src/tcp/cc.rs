@@ -46,6 +46,9 @@ pub enum CcKind {
 pub struct CongestionWindow {
     pub cwnd: u64,
     pub ssthresh: u64,
+    /// The most one ACK adds in slow start, bytes: RFC 3465 §2.3's L·SMSS (SMSS by default,
+    /// RFC 5681 eq. 2).
+    pub ss_limit: u64,
 }
 
 impl CongestionWindow {
@@ -56,16 +59,16 @@ impl CongestionWindow {
             Some(n) => n as u64 * mss,
             None => (4 * mss).min((2 * mss).max(4380)),
         };
-        CongestionWindow { cwnd, ssthresh: u64::MAX / 2 }
+        CongestionWindow { cwnd, ssthresh: u64::MAX / 2, ss_limit: mss }
     }
 
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
 
-    /// RFC 5681 eq. 2: cwnd += min(N, SMSS).
-    pub fn slow_start(&mut self, acked: u64, mss: u64) {
-        self.cwnd += acked.min(mss);
+    /// RFC 5681 eq. 2: cwnd += min(N, SMSS), or RFC 3465 §2.3's min(N, L·SMSS).
+    pub fn slow_start(&mut self, acked: u64) {
+        self.cwnd += acked.min(self.ss_limit);
     }
 
     /// The window a fast retransmit starts with, ssthresh already set: RFC 6675 §5 step 4
@@ -139,6 +142,11 @@ impl CongestionControl {
 
     pub fn cwnd(&self) -> u64 {
         self.window().cwnd
+    }
+
+    /// RFC 3465 §2.3: slow start grows cwnd by at most `l` segments of `mss` bytes per ACK.
+    pub fn set_abc_limit(&mut self, l: u32, mss: u32) {
+        self.window_mut().ss_limit = l.max(1) as u64 * mss as u64;
     }
 
     pub fn ssthresh(&self) -> u64 {

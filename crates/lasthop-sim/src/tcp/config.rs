@@ -37,6 +37,14 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// Tick of a coarse retransmission clock (RFC 6298's G; every RTO whole ticks).
     pub timer_granularity: Option<Duration>,
+    /// RFC 3465 §2.3's L: the most one ACK grows cwnd in slow start, segments.
+    pub abc_limit: u32,
+    /// Every partial ACK of NewReno's recovery restarts the retransmission timer (RFC 6582
+    /// §4.2's slow-but-steady variant; false: only the first, the impatient variant).
+    pub slow_but_steady: bool,
+    /// A full ACK ends recovery with cwnd = ssthresh (RFC 6582 §3.2 step 3 option 2, Linux);
+    /// false: option 1, min(ssthresh, max(FlightSize, SMSS) + SMSS).
+    pub exit_to_ssthresh: bool,
 }
 
 impl Default for TcpConfig {
@@ -60,6 +68,9 @@ impl Default for TcpConfig {
             ca_increase: CaIncrease::Bytes,
             limited_transmit: true,
             timer_granularity: None,
+            abc_limit: 1,
+            slow_but_steady: false,
+            exit_to_ssthresh: false,
         }
     }
 }

@@ -51,7 +51,7 @@ impl Cubic {
     /// growth (never below the current window).
     pub fn on_ack(&mut self, acked: u64, now: Time, rtt: Duration) {
         if self.window.in_slow_start() {
-            self.window.slow_start(acked, self.mss);
+            self.window.slow_start(acked);
         } else {
             let mss = self.mss as f64;
             let w = self.avoid(now, self.window.cwnd as f64 / mss, acked as f64 / mss, rtt);

@@ -49,7 +49,7 @@ impl NewReno {
     pub fn on_ack(&mut self, acked: u64) {
         let w = &mut self.window;
         if w.in_slow_start() {
-            w.slow_start(acked, self.mss);
+            w.slow_start(acked);
         } else if self.increase == CaIncrease::PerAck {
             // ns-3's TcpNewReno::CongestionAvoidance: max(1, SMSS²/cwnd) whole bytes per ACK.
             w.cwnd += (self.mss * self.mss / w.cwnd).max(1);

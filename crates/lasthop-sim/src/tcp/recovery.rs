@@ -5,8 +5,9 @@
 //! - RFC 5681 §2 and §3.2: what a duplicate ACK is; fast retransmit on the third (DupThresh),
 //!   FlightSize for ssthresh leaving out limited-transmit data (RFC 3042 §2).
 //! - RFC 6582 §3.2 (without SACK): `recover`, partial ACKs retransmit the next hole and keep
-//!   recovery (the RTO reset only on the first, "impatient" §4.2), a full ACK ends it; no new
-//!   fast retransmit until the cumulative ACK passes `recover`.
+//!   recovery (the RTO reset only on the first, "impatient" §4.2, unless configured
+//!   "slow-but-steady": on every one, as Linux), a full ACK ends it; no new fast retransmit
+//!   until the cumulative ACK passes `recover`.
 //! - RFC 6675 (with SACK): the scoreboard, IsLost, SetPipe and NextSeg rules 1–3, entered on
 //!   DupThresh duplicates or IsLost(SND.UNA).
 //!
@@ -117,7 +118,9 @@ impl TcpSocket {
                 // duplicate-ACK count starts again: a later single duplicate is not a third one.
                 self.recovery.in_recovery = false;
                 self.recovery.dupacks = 0;
-                self.cc.on_recovery_exit(self.flight_size(), self.effective_mss());
+                // Option 2 (cwnd = ssthresh) is option 1's rule with an unbounded FlightSize.
+                let flight = if self.cfg.exit_to_ssthresh { u64::MAX / 4 } else { self.flight_size() };
+                self.cc.on_recovery_exit(flight, self.effective_mss());
                 event = TraceEvent::RecoveryExit;
             } else if !self.opts.sack_ok {
                 // Partial ACK: retransmit the next hole, deflate by the amount acknowledged and
@@ -127,8 +130,9 @@ impl TcpSocket {
                 let una = self.snd.una;
                 self.send_data(now, una, len, out);
                 self.cc.on_partial_ack(acked, mss);
-                if !self.recovery.partial_ack_seen {
-                    // Reset the timer only for the first partial ACK ("impatient", RFC 6582 §4.2).
+                if !self.recovery.partial_ack_seen || self.cfg.slow_but_steady {
+                    // Reset the timer only for the first partial ACK ("impatient", RFC 6582 §4.2),
+                    // or for every one ("slow-but-steady").
                     self.recovery.partial_ack_seen = true;
                     self.arm_rto(now);
                 }

@@ -75,7 +75,8 @@ pub struct TcpSocket {
 impl TcpSocket {
     pub fn new(cfg: TcpConfig, iss: SeqNum) -> Self {
         let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max).with_tick(cfg.timer_granularity);
-        let cc = CongestionControl::new(cfg.congestion_control, cfg.mss, cfg.initial_cwnd_segments, cfg.ca_increase);
+        let mut cc = CongestionControl::new(cfg.congestion_control, cfg.mss, cfg.initial_cwnd_segments, cfg.ca_increase);
+        cc.set_abc_limit(cfg.abc_limit, cfg.mss);
         let rcv_wscale = if cfg.window_scale { window_shift_for(cfg.recv_buffer) } else { 0 };
         TcpSocket {
             state: State::Closed,

@@ -452,3 +452,60 @@ fn a_single_duplicate_after_recovery_is_not_a_third_one() {
     assert_eq!(c.stats.fast_retransmits, 1);
     assert!(out.iter().all(|s| s.hdr.seq != SeqNum(base() + 15 * MSS)));
 }
+
+#[test]
+fn abc_limit_bounds_what_one_ack_adds_in_slow_start() {
+    // RFC 3465 §2.3: cwnd += min(N, L·SMSS). One ACK for three segments (N = 3000 B) in slow
+    // start from cwnd 10 000 B: L = 1 (RFC 5681 eq. 2) adds 1000, L = 2 adds 2000, L = 4 all 3000.
+    for (l, expected) in [(1, 11_000), (2, 12_000), (4, 13_000)] {
+        let (mut c, _) = established(TcpConfig { abc_limit: l, ..cfg() }, cfg());
+        let mut out = Vec::new();
+        c.write(ms(20), 30 * MSS as u64, &mut out);
+        c.on_segment(ms(120), &ack(base() + 3 * MSS, 60_000), &mut out);
+        assert_eq!(c.cwnd(), expected, "L = {l}");
+    }
+}
+
+/// A sender with 10 segments out of which 2, 5 and 8 are lost, in fast recovery after three
+/// duplicate ACKs (at 121–123 ms), then partial ACKs for the retransmitted 2 (at 200 ms, up to
+/// the hole at 5) and 5 (at 400 ms, up to the hole at 8).
+fn sender_in_recovery_with_two_partial_acks(cfg_: TcpConfig) -> TcpSocket {
+    let (mut c, _) = established(cfg_, cfg());
+    let mut out = Vec::new();
+    c.write(ms(20), 10 * MSS as u64, &mut out);
+    c.on_segment(ms(120), &ack(base() + MSS, 60_000), &mut out);
+    for t in 121..124 {
+        c.on_segment(ms(t), &ack(base() + MSS, 60_000), &mut out);
+    }
+    assert!(c.in_recovery());
+    c.on_segment(ms(200), &ack(base() + 4 * MSS, 60_000), &mut out);
+    c.on_segment(ms(400), &ack(base() + 7 * MSS, 60_000), &mut out);
+    assert!(c.in_recovery());
+    c
+}
+
+#[test]
+fn partial_ack_timer_impatient_or_slow_but_steady() {
+    // RFC 6582 §4.2. The RTO is 1 s (rto_min; one 100 ms sample). Impatient: only the first
+    // partial ACK (200 ms) restarts the timer, so it fires at 1200 ms; slow-but-steady (Linux):
+    // the second (400 ms) restarts it too, to 1400 ms.
+    let impatient = sender_in_recovery_with_two_partial_acks(cfg());
+    assert_eq!(impatient.poll_deadline(), Some(ms(1_200)));
+    let steady = sender_in_recovery_with_two_partial_acks(TcpConfig { slow_but_steady: true, ..cfg() });
+    assert_eq!(steady.poll_deadline(), Some(ms(1_400)));
+}
+
+#[test]
+fn recovery_exit_option_one_or_two() {
+    // RFC 6582 §3.2 step 3. ssthresh = FlightSize/2 at the fast retransmit = 9 000 / 2 = 4 500 B.
+    // The full ACK (all 10 segments) leaves nothing in flight: option 1 gives min(ssthresh,
+    // max(0, SMSS) + SMSS) = 2 000 B; option 2 (Linux) cwnd = ssthresh = 4 500 B.
+    for (to_ssthresh, expected) in [(false, 2_000), (true, 4_500)] {
+        let mut c = sender_in_recovery_with_two_partial_acks(TcpConfig { exit_to_ssthresh: to_ssthresh, ..cfg() });
+        let mut out = Vec::new();
+        assert_eq!(c.ssthresh(), 4_500);
+        c.on_segment(ms(500), &ack(base() + 10 * MSS, 60_000), &mut out);
+        assert!(!c.in_recovery());
+        assert_eq!(c.cwnd(), expected, "exit to ssthresh: {to_ssthresh}");
+    }
+}
