@@ -11,21 +11,31 @@
 //! start time. A TCP sender writes until its stop time (or its byte count), then closes; the
 //! receiver reads until the end of the stream.
 //!
-//! Mapped from the scenario: `variant`, `send_buffer`/`receive_buffer` (`SO_SNDBUF`/`SO_RCVBUF`;
-//! Linux doubles the value for its bookkeeping and turns autotuning off), `initial_cwnd` (a
-//! route attribute, see `netns`), `sack` (the namespace's `net.ipv4.tcp_sack`, set by the
-//! caller). Left out: the simulator's `delayed_ack`, `nagle` (Linux defaults: delayed ACKs on,
-//! Nagle on), RTO bounds, window scaling choices, paced reads and the file loop (a TCP flow is
-//! a bulk writer here), TCP timestamps (Linux sends them; the model has none).
+//! Mapped from the scenario: `variant`, `send_buffer` (`SO_SNDBUF`; Linux doubles the value for
+//! its bookkeeping and turns autotuning off), `receive_buffer` (the payload the receiver may
+//! hold, as the simulator counts it: the emulator clamps the receiver's advertised window to it,
+//! `observe::Observer::receiver_window`, and `SO_RCVBUF` is twice it so that the kernel's own
+//! window, which pays for each packet's memory, never binds first), `initial_cwnd` and `rto_min`
+//! (route attributes, see `netns`), `sack` (the namespace's `net.ipv4.tcp_sack`), and the
+//! namespace settings `netns::TCP_AS_MODELLED` (no timestamps, no slow start after idle).
+//! Left out: the simulator's `delayed_ack`, `nagle` (Linux defaults: delayed ACKs on, Nagle
+//! on), `rto_max`, window scaling choices, paced reads and the file loop (a TCP flow is a bulk
+//! writer here).
+//!
+//! Each TCP flow's sockets are read with `TCP_INFO` every `observe::TCP_INFO_PERIOD` by a third
+//! thread of the flow (a socket can be read from any thread): the whole series for a traced flow
+//! (`probes.tcp`), the last reading of each end for every flow (the run's kernel counters).
 
 
+use crate::observe::{TcpInfoSample, TCP_INFO_PERIOD};
 use crate::EmuError;
+use lasthop_core::Time;
 use socket2::{Domain, Protocol as SockProto, SockAddr, Socket, Type};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration as StdDuration, Instant};
 
@@ -80,6 +90,10 @@ pub struct FlowSockets {
     /// When the flow starts and stops sending, from the emulation's start.
     pub start: StdDuration,
     pub stop: StdDuration,
+    /// When the run ends (sampling stops), from the emulation's start.
+    pub end: StdDuration,
+    /// Keep every TCP_INFO sample (the flow is in `probes.tcp`), not only the last.
+    pub trace: bool,
 }
 
 /// Socket options of a TCP flow.
@@ -96,7 +110,12 @@ pub fn open_flow(src_ns: &str, dst_ns: &str, src: SocketAddrV4, dst: SocketAddrV
     let receiver = in_namespace(dst_ns, move || {
         let s = Socket::new(Domain::IPV4, Type::STREAM, Some(SockProto::TCP))?;
         s.set_reuse_address(true)?;
-        s.set_recv_buffer_size(rcvbuf as usize)?;
+        // The scenario's receive buffer is payload, as the simulator's receiver counts it: the
+        // emulator clamps the advertised window to it (`Observer::receiver_window`), and the
+        // kernel's buffer, which also pays for each packet's overhead (a TUN packet's skb uses
+        // about 1.6× its bytes), is 4× that (SO_RCVBUF doubled by the kernel), so that a full
+        // out-of-order queue in a loss recovery does not shrink the window below it.
+        s.set_recv_buffer_size((2 * rcvbuf).min(i32::MAX as u64) as usize)?;
         s.bind(&SockAddr::from(dst))?;
         s.listen(1)?;
         Ok(s)
@@ -120,6 +139,10 @@ pub struct AppReport {
     pub bytes_sent: u64,
     pub bytes_received: u64,
     pub error: Option<String>,
+    /// TCP_INFO samples of the sender's and the receiver's socket (only the last one of each
+    /// unless the flow is traced).
+    pub sender_info: Vec<TcpInfoSample>,
+    pub receiver_info: Vec<TcpInfoSample>,
 }
 
 /// Starts the sender and receiver threads of a flow; `stop` ends them early.
@@ -128,7 +151,19 @@ pub fn spawn(f: FlowSockets, t0: Instant, stop: Arc<AtomicBool>) -> JoinHandle<A
         let mut report = AppReport { name: f.name.clone(), ..AppReport::default() };
         let stopping = stop.clone();
         let receiver = f.receiver;
-        let rx = std::thread::spawn(move || receive(receiver, &stopping));
+        let accepted: Arc<OnceLock<Socket>> = Arc::new(OnceLock::new());
+        let accepted_rx = accepted.clone();
+        let rx = std::thread::spawn(move || receive(receiver, &stopping, &accepted_rx));
+        let sampler = match f.sender.try_clone() {
+            Ok(sender) => {
+                let (stopping, trace, until) = (stop.clone(), f.trace, t0 + f.end);
+                Some(std::thread::spawn(move || sample(&sender, &accepted, t0, until, trace, &stopping)))
+            }
+            Err(e) => {
+                report.error = Some(format!("sender: duplicating the socket for TCP_INFO: {e}"));
+                None
+            }
+        };
         let sent = send(f.sender, f.dst, f.bytes, t0 + f.start, t0 + f.stop, &stop);
         match sent {
             Ok(n) => report.bytes_sent = n,
@@ -139,8 +174,37 @@ pub fn spawn(f: FlowSockets, t0: Instant, stop: Arc<AtomicBool>) -> JoinHandle<A
             Err(e) if report.error.is_none() => report.error = Some(format!("receiver: {e}")),
             Err(_) => {}
         }
+        if let Some(s) = sampler {
+            (report.sender_info, report.receiver_info) = s.join().expect("the sampler does not panic");
+        }
         report
     })
+}
+
+/// Reads both ends' TCP_INFO every `TCP_INFO_PERIOD` (on absolute deadlines) until `until` or
+/// `stop`; keeps every sample if `trace`, else the last of each end.
+fn sample(sender: &Socket, receiver: &OnceLock<Socket>, t0: Instant, until: Instant, trace: bool, stop: &AtomicBool) -> (Vec<TcpInfoSample>, Vec<TcpInfoSample>) {
+    let (mut snd, mut rcv) = (Vec::new(), Vec::new());
+    let keep = |v: &mut Vec<TcpInfoSample>, s: TcpInfoSample| {
+        if !trace {
+            v.clear();
+        }
+        v.push(s);
+    };
+    let mut next = Instant::now();
+    while next < until && sleep_until(next, stop) {
+        let at = Time(Instant::now().saturating_duration_since(t0).as_nanos() as u64);
+        if let Ok(Some(s)) = TcpInfoSample::read(sender.as_raw_fd(), at) {
+            keep(&mut snd, s);
+        }
+        if let Some(r) = receiver.get() {
+            if let Ok(Some(s)) = TcpInfoSample::read(r.as_raw_fd(), at) {
+                keep(&mut rcv, s);
+            }
+        }
+        next += TCP_INFO_PERIOD;
+    }
+    (snd, rcv)
 }
 
 fn sleep_until(t: Instant, stop: &AtomicBool) -> bool {
@@ -181,7 +245,9 @@ fn send(s: Socket, dst: SocketAddrV4, bytes: Option<u64>, start: Instant, stop_a
     Ok(sent)
 }
 
-fn receive(s: Socket, stop: &AtomicBool) -> std::io::Result<u64> {
+/// Accepts the flow's connection (a duplicate of it goes to `accepted`, for TCP_INFO) and reads
+/// until the end of the stream.
+fn receive(s: Socket, stop: &AtomicBool, accepted: &OnceLock<Socket>) -> std::io::Result<u64> {
     let mut buf = vec![0u8; 256 * 1024];
     let mut got = 0u64;
     s.set_nonblocking(true)?;
@@ -191,6 +257,7 @@ fn receive(s: Socket, stop: &AtomicBool) -> std::io::Result<u64> {
         }
         match s.accept() {
             Ok((c, _)) => {
+                let _ = accepted.set(c.try_clone()?);
                 c.set_nonblocking(false)?;
                 c.set_read_timeout(Some(StdDuration::from_millis(50)))?;
                 break std::net::TcpStream::from(c);

@@ -394,6 +394,10 @@ impl Driver {
         let (tag, flow) = match headers {
             Some(h) => {
                 let tag = self.observer.on_read(now, node, dst, &h, wire_len);
+                if let Some(window) = self.observer.receiver_window(tag, &h) {
+                    let slot = &mut self.arena.slots[id as usize];
+                    let _ = wire::set_tcp_window(&mut slot.buf[..slot.len], window);
+                }
                 let meta = PacketMeta { uid, flow: 0, pkt_seq: 0, sent_at: now };
                 let key = h.to_packet(meta).map(|p| flow_key(&p)).unwrap_or(0);
                 (tag, key)

@@ -158,6 +158,11 @@ impl Emulation {
             if sack_off(&scenario, &node_names[node]) {
                 netns::sysctl(&ns, "net.ipv4.tcp_sack=0")?;
             }
+            if has_tcp_flow(&scenario, &node_names[node]) {
+                for setting in netns::TCP_AS_MODELLED {
+                    netns::sysctl(&ns, setting)?;
+                }
+            }
             let dev = tun::Tun::create(&netns::tun_name(pid, node))?;
             footprint.attach_tun(&ns, &dev.name, lasthop_core::wire::node_address(node as u32), mtu, routes[node])?;
             tuns[node] = Some(dev);
@@ -275,13 +280,62 @@ impl Emulation {
         };
         // The driver (and with it every TUN descriptor) goes first: a device still open when
         // its namespace is deleted would be moved back to the root namespace.
-        let out = output(&self.scenario, driver, reached, &app_reports, gen_outputs, signal);
+        let mut out = output(&self.scenario, driver, reached, &app_reports, gen_outputs, signal);
+        out.emulator["kernel_tcp"] = self.kernel_tcp_counters();
         let failed = self.footprint.remove();
         if !failed.is_empty() {
             return Err(EmuError::Unsupported(format!("could not remove: {}", failed.join("; "))));
         }
         Ok(out)
     }
+}
+
+impl Emulation {
+    /// Per endpoint with a TCP flow's end, the kernel's non-zero TCP counters of its namespace
+    /// (`/proc/net/netstat` TcpExt and `/proc/net/snmp` Tcp, as `nstat` shows them): fast
+    /// retransmits, timeouts, delayed ACKs, HyStart exits, loss probes... read at the end.
+    fn kernel_tcp_counters(&self) -> serde_json::Value {
+        let topo = Topology::new(&self.scenario);
+        let mut nodes: Vec<usize> = Vec::new();
+        for f in self.scenario.flows.iter().filter(|f| f.transport() == Transport::Tcp && f.world == FlowWorld::Real) {
+            for n in [f.src.get_ref(), f.dst.get_ref()] {
+                let i = topo.index(n).expect("validated");
+                if !nodes.contains(&i) {
+                    nodes.push(i);
+                }
+            }
+        }
+        let mut out = serde_json::Map::new();
+        for node in nodes {
+            let Some((_, ns)) = self.namespaces.iter().find(|(n, _)| *n == node) else { continue };
+            // /proc/thread-self/net is the reading thread's network namespace.
+            let read = |f: &'static str| move || std::fs::read_to_string(format!("/proc/thread-self/net/{f}"));
+            let mut counters = serde_json::Map::new();
+            for (file, prefix) in [("snmp", "Tcp:"), ("netstat", "TcpExt:")] {
+                if let Ok(text) = apps::in_namespace(ns, read(file)) {
+                    for (k, v) in proc_net_counters(&text, prefix) {
+                        counters.insert(k, v.into());
+                    }
+                }
+            }
+            out.insert(self.node_names[node].clone(), serde_json::Value::Object(counters));
+        }
+        serde_json::Value::Object(out)
+    }
+}
+
+/// The non-zero counters of the `prefix` section of a /proc/net/{snmp,netstat} text: a line of
+/// names, then a line of values, both starting with the prefix.
+fn proc_net_counters(text: &str, prefix: &str) -> Vec<(String, i64)> {
+    let mut lines = text.lines().filter(|l| l.starts_with(prefix));
+    let (Some(names), Some(values)) = (lines.next(), lines.next()) else { return Vec::new() };
+    names
+        .split_whitespace()
+        .skip(1)
+        .zip(values.split_whitespace().skip(1))
+        .filter_map(|(k, v)| Some((k.to_string(), v.parse::<i64>().ok()?)))
+        .filter(|(_, v)| *v != 0)
+        .collect()
 }
 
 impl Drop for Emulation {
@@ -377,6 +431,11 @@ fn route_settings(s: &Scenario, mtu: u32) -> Vec<Option<netns::TcpRoute>> {
     out
 }
 
+/// True if a real TCP flow starts or ends at `node`.
+fn has_tcp_flow(s: &Scenario, node: &str) -> bool {
+    s.flows.iter().any(|f| f.transport() == Transport::Tcp && f.world == FlowWorld::Real && (f.src.get_ref() == node || f.dst.get_ref() == node))
+}
+
 /// True if a TCP flow from or to `node` turns SACK off (Linux negotiates it per namespace).
 fn sack_off(s: &Scenario, node: &str) -> bool {
     s.flows.iter().any(|f| {
@@ -416,6 +475,8 @@ fn flow_sockets(s: &Scenario, namespaces: &[(usize, String)]) -> Result<Vec<apps
             bytes,
             start: std::time::Duration::from_nanos(f.start_time(&rng).0.min(end)),
             stop: std::time::Duration::from_nanos(f.stop.map_or(end, |t| t.0.min(end))),
+            end: std::time::Duration::from_nanos(end),
+            trace: s.probes.tcp.contains(&f.name),
         });
     }
     Ok(out)
@@ -555,6 +616,11 @@ fn output(
         error_generators,
         hosts: Vec::new(),
     };
+    // The kernel's TCP state over time, for the traced flows (the simulator's "tcp/<flow>").
+    for a in apps.iter().filter(|a| s.probes.tcp.contains(&a.name)) {
+        tables.push(observe::tcp_info_table(&format!("tcp/{}", a.name), &a.sender_info));
+        tables.push(observe::tcp_info_table(&format!("tcp/{}/receiver", a.name), &a.receiver_info));
+    }
     let mut all = vec![intervals];
     all.extend(tables);
     let mut emulator = emulator_json(&driver.stats, apps, &driver.captures, &names);
@@ -599,6 +665,7 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture:
         "realtime_scheduling": st.realtime,
         "apps": apps.iter().map(|a| serde_json::json!({
             "flow": a.name, "bytes_sent": a.bytes_sent, "bytes_received": a.bytes_received, "error": a.error,
+            "sender_tcp_info": a.sender_info.last().map(tcp_info_json),
         })).collect::<Vec<_>>(),
         // Per capture, what it recorded each way: transmitted (from the node, at the start of
         // transmission) and received (at arrival), packets and IP bytes.
@@ -610,4 +677,34 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture:
             "rx_packets": c.rx.packets, "rx_bytes": c.rx.bytes,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The kernel's counters of a TCP sender at its last TCP_INFO reading.
+fn tcp_info_json(i: &observe::TcpInfoSample) -> serde_json::Value {
+    serde_json::json!({
+        "time_s": i.at.as_secs_f64(),
+        "mss_bytes": i.mss,
+        "cwnd_segments": i.cwnd,
+        "ssthresh_segments": (i.ssthresh < 0x7fff_ffff).then_some(i.ssthresh),
+        "srtt_ms": i.srtt_us as f64 / 1e3,
+        "rto_ms": i.rto_us as f64 / 1e3,
+        "retransmitted_segments": i.total_retrans,
+        "timeouts": i.total_rto,
+        "bytes_acked": i.bytes_acked,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_net_counters_pairs_the_name_and_value_lines_and_keeps_the_non_zero() {
+        // The layout of /proc/net/netstat (a names line, then a values line, per section).
+        let text = "TcpExt: SyncookiesSent DelayedACKs TCPRenoRecovery\nTcpExt: 0 12 4\nIpExt: InNoRoutes\nIpExt: 3\n";
+        assert_eq!(proc_net_counters(text, "TcpExt:"), vec![("DelayedACKs".to_string(), 12), ("TCPRenoRecovery".to_string(), 4)]);
+        assert_eq!(proc_net_counters(text, "Tcp:"), vec![]);
+        // /proc/net/snmp's Tcp: MaxConn is -1.
+        assert_eq!(proc_net_counters("Tcp: MaxConn RetransSegs\nTcp: -1 100\n", "Tcp:"), vec![("MaxConn".to_string(), -1), ("RetransSegs".to_string(), 100)]);
+    }
 }

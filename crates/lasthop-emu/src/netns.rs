@@ -166,6 +166,14 @@ pub struct TcpRoute {
     pub rto_min_ms: u64,
 }
 
+/// The settings of a namespace with a TCP flow's end that make Linux's TCP what the simulator
+/// models (ip-sysctl.rst): no timestamps (the model sends none; with them Linux's segments carry
+/// 12 bytes less payload, MSS 1448 for 1460), no slow start after idle (RFC 5681 §4.1's optional
+/// restart is left out of the model), no metrics cached from an earlier connection to the same
+/// peer (a fresh namespace has none; said for the record, as `ip tcp_metrics` would otherwise
+/// hand a second run an ssthresh).
+pub const TCP_AS_MODELLED: [&str; 3] = ["net.ipv4.tcp_timestamps=0", "net.ipv4.tcp_slow_start_after_idle=0", "net.ipv4.tcp_no_metrics_save=1"];
+
 /// The namespaces of one emulation; removed when dropped.
 #[derive(Debug, Default)]
 pub struct Footprint {

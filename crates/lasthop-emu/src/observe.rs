@@ -16,14 +16,25 @@
 //! Nothing after the run's end is metered (the models may keep running while the generator's
 //! sessions hand over their records): a packet still on its way then is in flight at the end,
 //! as in the simulator.
-//! Left out: per-flow TCP state (cwnd, RTO, retransmissions), which lives in the kernel; it
-//! could be sampled with TCP_INFO.
+//!
+//! Kernel TCP state over time ([`TcpInfoSample`]): a traced TCP flow (`probes.tcp`, as in the
+//! simulator) has its sender's and receiver's sockets read with `getsockopt(TCP_INFO)` (Linux
+//! `include/uapi/linux/tcp.h`) every [`TCP_INFO_PERIOD`] by the flow's application thread, into
+//! the tables "tcp/<flow>" and "tcp/<flow>/receiver" with the simulator's trace columns where
+//! they mean the same (cwnd and ssthresh in bytes = segments × the current MSS, the peer's and
+//! own advertised windows, bytes in flight = Linux's `tcp_packets_in_flight` × MSS, smoothed RTT,
+//! RTO) and the kernel's own beside them (congestion-avoidance state, total retransmissions,
+//! segments marked lost, RTO count, delivery rate, bytes acknowledged). A sample is periodic, not
+//! per ACK as the simulator's (`event` is "tcp_info"): a 10 ms period resolves slow start and
+//! each recovery at the 50 ms RTTs of the bundled scenarios without a measurable load.
 
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Protocol, SeqNum, TcpFlags};
 use lasthop_core::wire::Headers;
 use lasthop_core::{Duration, Time};
+use lasthop_core::report::{tcp_trace_table, Column, Table, TcpTraceRow};
 use lasthop_scenario::{Scenario, Topology, Transport};
+use std::os::fd::RawFd;
 
 /// First destination port of the flows' sockets (flow i listens on `FLOW_PORT + i`).
 pub const FLOW_PORT: u16 = 5_000;
@@ -62,6 +73,11 @@ pub struct ObservedFlow {
     acked: Option<(SeqNum, SeqNum)>,
     /// The sequence number of the sender's FIN, once seen (it is not payload).
     fin: Option<SeqNum>,
+    /// A real TCP flow's receive buffer (the scenario's `receive_buffer`): the most the
+    /// receiver may advertise, bytes.
+    rwnd: Option<u64>,
+    /// Window scale options of the sender's SYN and the receiver's SYN-ACK (RFC 7323 §2.2).
+    wscale: [Option<u8>; 2],
 }
 
 /// Every flow of the scenario.
@@ -101,6 +117,9 @@ impl Observer {
                     next_seq: [0, 0],
                     acked: None,
                     fin: None,
+                    rwnd: (f.transport() == Transport::Tcp && f.world == lasthop_scenario::FlowWorld::Real)
+                        .then(|| f.tcp.clone().unwrap_or_default().receive_buffer.0),
+                    wscale: [None, None],
                 }
             })
             .collect();
@@ -145,6 +164,9 @@ impl Observer {
             };
             let pkt_seq = f.next_seq[dir];
             f.next_seq[dir] += 1;
+            if proto == Transport::Tcp && h.tcp.flags.has(TcpFlags::SYN) {
+                f.wscale[dir] = h.tcp.wscale;
+            }
             if dir == 0 {
                 f.forward.on_sent(now, wire_len);
                 if h.tcp.flags.has(TcpFlags::FIN) {
@@ -159,6 +181,27 @@ impl Observer {
             return Tag { flow: i as u32, dir: dir as u8, pkt_seq, payload: h.payload_len };
         }
         Tag::NONE
+    }
+
+    /// The window field a kernel TCP receiver's segment tagged `tag` (with headers `h`) must
+    /// carry instead of its own, if that is larger than the flow's receive buffer: the
+    /// simulator's receiver never advertises more than `receive_buffer`, while Linux's window
+    /// follows its own memory accounting (SO_RCVBUF doubled, times the payload share of its
+    /// buffers; `TCP_WINDOW_CLAMP` is overwritten by the kernel when that share changes, 6.8+).
+    /// The field is scaled by the receiver's shift once both SYNs offered one (RFC 7323 §2.3);
+    /// a SYN-ACK's is not.
+    pub fn receiver_window(&self, tag: Tag, h: &Headers) -> Option<u16> {
+        let f = self.flows.get(tag.flow as usize)?;
+        if tag.dir != 1 || h.proto != Protocol::Tcp {
+            return None;
+        }
+        let rwnd = f.rwnd?;
+        let shift = match (h.tcp.flags.has(TcpFlags::SYN), f.wscale) {
+            (false, [Some(_), Some(s)]) => s.min(14),
+            _ => 0,
+        };
+        let field = (rwnd >> shift).min(u16::MAX as u64) as u16;
+        (h.tcp.window > field).then_some(field)
     }
 
     /// Modelled flow `flow` (a hybrid run's) sends a packet of `wire_len` bytes (`payload` of
@@ -241,6 +284,130 @@ impl ObservedFlow {
     }
 }
 
+/// Period of the TCP_INFO samples of a traced kernel TCP flow.
+pub const TCP_INFO_PERIOD: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Linux's "infinite" slow-start threshold (`TCP_INFINITE_SSTHRESH`, include/net/tcp.h).
+const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// One `TCP_INFO` reading of a kernel TCP socket, in the kernel's units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpInfoSample {
+    /// When it was read, from the emulation's start.
+    pub at: Time,
+    /// `tcpi_ca_state`: 0 open, 1 disorder, 2 CWR, 3 recovery, 4 loss (include/uapi/linux/tcp.h).
+    pub ca_state: u8,
+    pub mss: u32,
+    pub cwnd: u32,
+    /// Segments; [`INFINITE_SSTHRESH`] before the first loss.
+    pub ssthresh: u32,
+    /// The peer's advertised window and this end's, bytes (after scaling).
+    pub snd_wnd: u32,
+    pub rcv_wnd: u32,
+    /// Segments in flight (`unacked - sacked - lost + retrans`, Linux's `tcp_packets_in_flight`).
+    pub in_flight: u32,
+    pub srtt_us: u32,
+    pub rttvar_us: u32,
+    pub rto_us: u32,
+    pub total_retrans: u32,
+    pub lost: u32,
+    pub total_rto: u16,
+    /// Bytes per second of the latest delivery-rate sample.
+    pub delivery_rate: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+}
+
+/// `tcpi_state` values of a connection that carries or may still carry data (established or
+/// closing); others (SYN_SENT, LISTEN, CLOSE, TIME_WAIT) are not sampled.
+fn carries_data(state: u8) -> bool {
+    // TCP_ESTABLISHED 1, FIN_WAIT1 4, FIN_WAIT2 5, CLOSE_WAIT 8, LAST_ACK 9, CLOSING 11.
+    matches!(state, 1 | 4 | 5 | 8 | 9 | 11)
+}
+
+impl TcpInfoSample {
+    /// Reads socket `fd` at `at`; `Ok(None)` if it carries no connection yet or any more.
+    pub fn read(fd: RawFd, at: Time) -> std::io::Result<Option<TcpInfoSample>> {
+        // SAFETY: tcp_info is plain integers, valid when zeroed; getsockopt writes at most
+        // `len` bytes into it (an older kernel fills a prefix, the rest stays zero).
+        let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        let rc = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(carries_data(info.tcpi_state).then(|| TcpInfoSample::from_info(&info, at)))
+    }
+
+    fn from_info(i: &libc::tcp_info, at: Time) -> TcpInfoSample {
+        TcpInfoSample {
+            at,
+            ca_state: i.tcpi_ca_state,
+            mss: i.tcpi_snd_mss,
+            cwnd: i.tcpi_snd_cwnd,
+            ssthresh: i.tcpi_snd_ssthresh,
+            snd_wnd: i.tcpi_snd_wnd,
+            rcv_wnd: i.tcpi_rcv_wnd,
+            in_flight: (i.tcpi_unacked + i.tcpi_retrans).saturating_sub(i.tcpi_sacked + i.tcpi_lost),
+            srtt_us: i.tcpi_rtt,
+            rttvar_us: i.tcpi_rttvar,
+            rto_us: i.tcpi_rto,
+            total_retrans: i.tcpi_total_retrans,
+            lost: i.tcpi_lost,
+            total_rto: i.tcpi_total_rto,
+            delivery_rate: i.tcpi_delivery_rate,
+            bytes_acked: i.tcpi_bytes_acked,
+            bytes_received: i.tcpi_bytes_received,
+        }
+    }
+
+    /// The simulator's trace row for this sample (same units: bytes, ms).
+    pub fn trace_row(&self) -> TcpTraceRow {
+        let mss = self.mss as u64;
+        TcpTraceRow {
+            time_s: self.at.as_secs_f64(),
+            event: "tcp_info".into(),
+            cwnd_bytes: self.cwnd as u64 * mss,
+            ssthresh_bytes: (self.ssthresh < INFINITE_SSTHRESH).then_some(self.ssthresh as f64 * mss as f64),
+            peer_window_bytes: self.snd_wnd as u64,
+            advertised_window_bytes: self.rcv_wnd as u64,
+            flight_bytes: self.in_flight as u64 * mss,
+            srtt_ms: (self.srtt_us > 0).then_some(self.srtt_us as f64 / 1e3),
+            rto_ms: self.rto_us as f64 / 1e3,
+            rtt_sample_ms: None,
+        }
+    }
+}
+
+/// Names of `tcpi_ca_state` values.
+fn ca_state_name(s: u8) -> &'static str {
+    match s {
+        0 => "open",
+        1 => "disorder",
+        2 => "cwr",
+        3 => "recovery",
+        4 => "loss",
+        _ => "other",
+    }
+}
+
+/// The table "tcp/<flow>" (or "tcp/<flow>/receiver") of a kernel socket's samples: the
+/// simulator's trace columns, then the kernel's `ca_state`, `mss_bytes`, `retransmitted_total`,
+/// `lost_segments`, `timeouts_total`, `delivery_rate_bps`, `bytes_acked`, `bytes_received`.
+pub fn tcp_info_table(name: &str, samples: &[TcpInfoSample]) -> Table {
+    let mut t = tcp_trace_table(name, samples.iter().map(TcpInfoSample::trace_row));
+    let col = |f: fn(&TcpInfoSample) -> u64| Column::U64(samples.iter().map(f).collect());
+    t.push("ca_state", Column::Str(samples.iter().map(|s| ca_state_name(s.ca_state).to_string()).collect()));
+    t.push("mss_bytes", col(|s| s.mss as u64));
+    t.push("retransmitted_total", col(|s| s.total_retrans as u64));
+    t.push("lost_segments", col(|s| s.lost as u64));
+    t.push("timeouts_total", col(|s| s.total_rto as u64));
+    t.push("delivery_rate_bps", col(|s| s.delivery_rate * 8));
+    t.push("bytes_acked", col(|s| s.bytes_acked));
+    t.push("bytes_received", col(|s| s.bytes_received));
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,5 +445,65 @@ mod tests {
         assert_eq!(o.flows[0].forward.sent_packets(), 4);
         // Another port is no flow's.
         assert_eq!(o.on_read(Time(7), snd, rcv, &tcp(10_000, 5_999, 1, 0, 0, 0), 40), Tag::NONE);
+    }
+
+    fn syn(sport: u16, dport: u16, flags: u8, wscale: Option<u8>, window: u16) -> Headers {
+        let mut h = tcp(sport, dport, 0, 0, flags, 0);
+        h.tcp.wscale = wscale;
+        h.tcp.window = window;
+        h
+    }
+
+    #[test]
+    fn a_kernel_receivers_window_is_clamped_to_the_scenarios_receive_buffer() {
+        // The dumbbell's bulk flow: receive_buffer = 256 KiB = 262 144 B.
+        let s = lasthop_scenario::Scenario::from_toml_str(lasthop_scenario::bundled::bundled("dumbbell").unwrap(), "dumbbell", &[]).unwrap();
+        let mut o = Observer::new(&s, Time(30_000_000_000));
+        let (snd, rcv) = (0, 2);
+        const A: u8 = TcpFlags::ACK;
+        let h = syn(10_000, 5_000, TcpFlags::SYN, Some(7), 64_240);
+        let t = o.on_read(Time(0), snd, rcv, &h, 60);
+        assert_eq!(o.receiver_window(t, &h), None, "the sender's segments keep their window");
+        // The SYN-ACK's window is not scaled (RFC 7323 §2.2): 65 535 < 262 144 stays.
+        let h = syn(5_000, 10_000, TcpFlags::SYN | A, Some(10), 65_535);
+        let t = o.on_read(Time(1), rcv, snd, &h, 60);
+        assert_eq!(o.receiver_window(t, &h), None);
+        // Both offered a scale: the receiver's later field 1000 means 1000 << 10 = 1 024 000 B
+        // > 262 144 B, so it becomes 262 144 >> 10 = 256 (hand count).
+        let h = syn(5_000, 10_000, A, None, 1_000);
+        let t = o.on_read(Time(2), rcv, snd, &h, 40);
+        assert_eq!(o.receiver_window(t, &h), Some(256));
+        // 200 << 10 = 204 800 B is within the buffer: untouched.
+        let h = syn(5_000, 10_000, A, None, 200);
+        let t = o.on_read(Time(3), rcv, snd, &h, 40);
+        assert_eq!(o.receiver_window(t, &h), None);
+    }
+
+    #[test]
+    fn a_tcp_info_sample_becomes_the_simulators_trace_columns() {
+        // cwnd 10 × MSS 1460 = 14 600 B; ssthresh "infinite" (0x7fffffff) is null as in the
+        // simulator's trace; 3 in flight = 4 380 B; rtt 51 234 µs; rto 1 000 000 µs.
+        let s = TcpInfoSample {
+            at: Time(1_500_000_000),
+            mss: 1460,
+            cwnd: 10,
+            ssthresh: INFINITE_SSTHRESH,
+            snd_wnd: 262_144,
+            rcv_wnd: 65_535,
+            in_flight: 3,
+            srtt_us: 51_234,
+            rto_us: 1_000_000,
+            total_retrans: 2,
+            delivery_rate: 1_250_000,
+            ..TcpInfoSample::default()
+        };
+        let r = s.trace_row();
+        assert_eq!((r.time_s, r.cwnd_bytes, r.ssthresh_bytes, r.flight_bytes), (1.5, 14_600, None, 4_380));
+        assert_eq!((r.peer_window_bytes, r.advertised_window_bytes, r.srtt_ms, r.rto_ms), (262_144, 65_535, Some(51.234), 1000.0));
+        let t = tcp_info_table("tcp/bulk", &[s, TcpInfoSample { ssthresh: 7, ca_state: 3, ..s }]);
+        assert_eq!(t.rows(), 2);
+        assert!(matches!(t.column("ssthresh_bytes"), Some(Column::OptF64(v)) if v == &vec![None, Some(10_220.0)]));
+        assert!(matches!(t.column("ca_state"), Some(Column::Str(v)) if v == &vec!["open".to_string(), "recovery".to_string()]));
+        assert!(matches!(t.column("delivery_rate_bps"), Some(Column::U64(v)) if v == &vec![10_000_000, 10_000_000]));
     }
 }
