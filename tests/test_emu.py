@@ -305,3 +305,15 @@ def test_a_modelled_tcp_message_source_is_refused_by_name_and_a_bad_world_names_
     out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "flows.voice.world=robot", "-o", str(tmp_path / "r")],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "expected `real` or `model`" in out.stderr, out.stderr
+
+
+def test_spin_is_an_option_recorded_in_the_summary_and_bounded(tmp_path):
+    # `--spin-us 60`: the emulator polls for the last 60 µs before each due event (what it costs
+    # and buys: BENCHMARKS.md); the summary records it; outside 0-10 000 µs it is refused by name.
+    out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=2s", "--spin-us", "60", "-o", str(tmp_path / "r"), "-q"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    s = json.loads((tmp_path / "r" / "summary.json").read_text())["emulator"]
+    assert s["spin_us"] == 60.0 and s["release_lateness_us"]["p50"] is not None
+    out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--spin-us", "20000", "-o", str(tmp_path / "x")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--spin-us 20000" in out.stderr and "between 0 and 10000" in out.stderr, out.stderr

@@ -87,12 +87,15 @@ pub struct EmuOptions {
     pub pcap: Vec<String>,
     /// Bytes kept of each captured packet (None: all of them).
     pub snaplen: Option<usize>,
+    /// Poll instead of sleeping for this long before each due event: releases stop waiting for
+    /// the timer's wake-up latency, at the price of a busy core for that long before each one.
+    pub spin: std::time::Duration,
 }
 
 impl EmuOptions {
     /// A timed run of the scenario's flows, stopped early by SIGINT/SIGTERM, no captures.
     pub fn run() -> EmuOptions {
-        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), snaplen: None }
+        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), snaplen: None, spin: std::time::Duration::ZERO }
     }
 }
 
@@ -193,6 +196,7 @@ impl Emulation {
         let captures = capture::Captures::new(specs, epoch_ns, opts.snaplen.unwrap_or(usize::MAX));
         let models = if opts.flows { model::model_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu) } else { Vec::new() };
         let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
+        driver.set_spin(opts.spin);
         driver.add_models(models);
         if opts.flows {
             driver.add_model_tcp(model::model_tcp_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu));
@@ -662,6 +666,8 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture:
         // Releases per lateness bucket k: [2^(k-1), 2^k) ns (bucket 0: on time).
         "release_lateness_log2_ns": st.lateness_log2.to_vec(),
         "wakeups": st.wakeups,
+        "wake_latency_us": {"p50": st.wake_quantile_us(0.5), "p99": st.wake_quantile_us(0.99), "p999": st.wake_quantile_us(0.999)},
+        "spin_us": st.spin_ns as f64 / 1e3,
         "realtime_scheduling": st.realtime,
         "apps": apps.iter().map(|a| serde_json::json!({
             "flow": a.name, "bytes_sent": a.bytes_sent, "bytes_received": a.bytes_received, "error": a.error,

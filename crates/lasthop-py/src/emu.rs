@@ -26,9 +26,10 @@ struct PyEmulation {
 impl PyEmulation {
     /// Starts it: `flows` runs the scenario's flows, `timed` stops at its duration,
     /// `handle_signals` stops on SIGINT/SIGTERM, `pcap` lists capture points (`node` or
-    /// `node:neighbour`), `snaplen` cuts captured packets.
+    /// `node:neighbour`), `snaplen` cuts captured packets, `spin_us` polls instead of sleeping
+    /// that long before each due event.
     #[new]
-    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None))]
+    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -40,9 +41,11 @@ impl PyEmulation {
         handle_signals: bool,
         pcap: Vec<String>,
         snaplen: Option<usize>,
+        spin_us: f64,
     ) -> PyResult<Self> {
         let scenario = scenario_from(text, file, overrides)?;
-        let opts = EmuOptions { flows, timed, handle_signals, pcap, snaplen };
+        let spin = std::time::Duration::from_nanos((spin_us.clamp(0.0, 10_000.0) * 1e3) as u64);
+        let opts = EmuOptions { flows, timed, handle_signals, pcap, snaplen, spin };
         let emu = py.allow_threads(|| Emulation::start(scenario, &opts)).map_err(emu_err)?;
         Ok(PyEmulation { emu: Some(emu) })
     }

@@ -1,0 +1,158 @@
+"""Cross-world fidelity (issue 13): `lasthop emu run` (real Linux TCP across the emulated hops)
+against `lasthop run` (the simulator) on the same scenario, overrides and seeds.
+
+For each case, N emulated runs (seeds 1..N, real time) and the simulator on the same seeds, twice:
+with the scenario's TCP as it is ("sim") and with the three Linux-named settings of the
+simulator's NewReno/CUBIC that Linux's TCP follows ("sim, Linux settings": tcp.abc_limit = 2,
+tcp.partial_ack_timer = "slow_but_steady", tcp.recovery_exit = "ssthresh"). Prints a Markdown
+table of medians (min–max) and the difference of the medians, and the load average.
+
+    sudo .venv/bin/python bench/emu_fidelity.py [--runs 3] [--cases dumbbell-reno,...] [--md FILE]
+
+Metrics, per TCP flow: goodput over the whole run and after `warm` seconds (intervals table);
+queueing delay = mean − minimum one-way delay of its data packets (the delay the bottleneck's
+queue and MAC add; both worlds stamp a packet as it enters the first hop and as it leaves the
+last); lost packets. Per UDP flow: mean one-way delay and mean jitter (|IPDV|).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LINUX = {"abc_limit": "2", "partial_ack_timer": "slow_but_steady", "recovery_exit": "ssthresh"}
+
+HOME60 = ["simulation.duration=60s", "flows.game-down.start=1s", "flows.game-up.start=1s",
+          "flows.chat-down.start=2s", "flows.chat-up.start=2s", "flows.ftp.start=3s"]
+
+# name -> (scenario, overrides for both worlds, TCP flow, UDP flows, warm-up s)
+CASES: dict[str, tuple[str, list[str], str, list[str], float]] = {
+    "dumbbell-reno": ("dumbbell", [], "bulk", ["voice"], 10.0),
+    "dumbbell-cubic": ("dumbbell", ["flows.bulk.tcp.variant=cubic"], "bulk", ["voice"], 10.0),
+    "home-reno": ("home", HOME60, "ftp", ["game-down", "chat-down"], 20.0),
+    "home-cubic": ("home", HOME60 + ["flows.ftp.tcp.variant=cubic"], "ftp", ["game-down", "chat-down"], 20.0),
+    "home-saplaw": ("home", HOME60 + ["wlans.home.sap_law.capacity=18Mbps"], "ftp", ["game-down", "chat-down"], 20.0),
+}
+
+
+def lasthop() -> str:
+    return str(Path(sys.executable).with_name("lasthop"))
+
+
+def run(world: str, scenario: str, sets: list[str], seed: int, out: Path) -> dict:
+    cmd = [lasthop()] + (["emu", "run"] if world == "emu" else ["run"]) + [scenario, "--seed", str(seed), "--out", str(out), "-q", "--force"]
+    for s in sets:
+        cmd += ["--set", s]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return measure(out)
+
+
+def measure(out: Path) -> dict:
+    import pyarrow.parquet as pq
+
+    s = json.loads((out / "summary.json").read_text())
+    iv = pq.read_table(out / "intervals.parquet").to_pandas()
+    flows = {}
+    for f in s["flows"]:
+        d = f.get("delay_ms") or {}
+        j = f.get("jitter_ms") or {}
+        flows[f["name"]] = {
+            "goodput": f["goodput_bps"] / 1e6,
+            "lost": f["lost_packets"],
+            "queue_delay": (d["mean"] - d["min"]) if d else None,
+            "delay": d.get("mean"),
+            "jitter": j.get("mean"),
+            "jitter_max": j.get("max"),
+            "intervals": iv[iv.flow == f["name"]][["t_start_s", "goodput_bps"]].values.tolist(),
+        }
+    return {"flows": flows, "emulator": s.get("emulator", {}).get("release_lateness_us")}
+
+
+def after(r: dict, flow: str, warm: float) -> float:
+    rows = [g for t, g in r["flows"][flow]["intervals"] if t >= warm]
+    return statistics.fmean(rows) / 1e6 if rows else float("nan")
+
+
+def med(xs: list[float]) -> tuple[float, float, float]:
+    xs = [x for x in xs if x is not None]
+    return (statistics.median(xs), min(xs), max(xs)) if xs else (float("nan"),) * 3
+
+
+def fmt(m: tuple[float, float, float], digits: int) -> str:
+    return f"{m[0]:.{digits}f} ({m[1]:.{digits}f}–{m[2]:.{digits}f})"
+
+
+def diff(a: float, b: float) -> str:
+    return f"{(a / b - 1) * 100:+.1f} %" if b else "—"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--md", type=Path, help="also write the table to this file")
+    ap.add_argument("--json", type=Path, help="write every run's measures to this file")
+    args = ap.parse_args()
+    loads = [os.getloadavg()]
+    results: dict[str, dict[str, list[dict]]] = {}
+    with tempfile.TemporaryDirectory(prefix="lh-fid-") as tmp:
+        for case in args.cases.split(","):
+            scenario, sets, tcp, udp, warm = CASES[case]
+            variant_sets = [f"flows.{tcp}.tcp.{k}={v}" for k, v in LINUX.items()]
+            res = results.setdefault(case, {"emu": [], "sim": [], "sim_linux": []})
+            for seed in range(1, args.runs + 1):
+                t0 = time.time()
+                res["emu"].append(run("emu", scenario, sets, seed, Path(tmp) / f"{case}-emu-{seed}"))
+                loads.append(os.getloadavg())
+                res["sim"].append(run("sim", scenario, sets, seed, Path(tmp) / f"{case}-sim-{seed}"))
+                res["sim_linux"].append(run("sim", scenario, sets + variant_sets, seed, Path(tmp) / f"{case}-simlx-{seed}"))
+                print(f"{case} seed {seed}: {time.time() - t0:.0f} s, emu goodput {res['emu'][-1]['flows'][tcp]['goodput']:.2f} Mb/s, "
+                      f"sim {res['sim'][-1]['flows'][tcp]['goodput']:.2f}, sim Linux {res['sim_linux'][-1]['flows'][tcp]['goodput']:.2f}",
+                      file=sys.stderr)
+    lines = [
+        f"{args.runs} runs per world (seeds 1–{args.runs}); medians (min–max); difference = emulated median / simulated median − 1. "
+        f"Load average (1 min) before and after the emulated runs: {min(l[0] for l in loads):.2f}–{max(l[0] for l in loads):.2f}.",
+        "",
+        "| case | flow, metric | emulated (Linux) | simulated | diff | simulated, Linux settings | diff |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for case, res in results.items():
+        scenario, sets, tcp, udp, warm = CASES[case]
+        metrics = [
+            (f"{tcp} goodput, whole run (Mb/s)", lambda r: r["flows"][tcp]["goodput"], 2),
+            (f"{tcp} goodput from {warm:.0f} s (Mb/s)", lambda r: after(r, tcp, warm), 2),
+            (f"{tcp} queueing delay, mean − min (ms)", lambda r: r["flows"][tcp]["queue_delay"], 1),
+            (f"{tcp} lost packets", lambda r: r["flows"][tcp]["lost"], 0),
+        ]
+        for u in udp:
+            metrics.append((f"{u} delay mean (ms)", lambda r, u=u: r["flows"][u]["delay"], 1))
+            metrics.append((f"{u} jitter mean / max (ms)", lambda r, u=u: r["flows"][u]["jitter"], 2))
+        for label, get, digits in metrics:
+            e, s, sl = (med([get(r) for r in res[w]]) for w in ("emu", "sim", "sim_linux"))
+            if "jitter mean" in label:
+                jm = lambda w: med([r["flows"][label.split()[0]]["jitter_max"] for r in res[w]])[0]
+                cells = [f"{fmt(x, digits)} / {jm(w):.1f}" for x, w in ((e, "emu"), (s, "sim"), (sl, "sim_linux"))]
+            else:
+                cells = [fmt(x, digits) for x in (e, s, sl)]
+            lines.append(f"| {case} | {label} | {cells[0]} | {cells[1]} | {diff(e[0], s[0])} | {cells[2]} | {diff(e[0], sl[0])} |")
+    lateness = [r["emulator"] for res in results.values() for r in res["emu"] if r["emulator"]]
+    if lateness:
+        lines += ["", "Release lateness of the emulated runs, p50 / p99 / p99.9 (µs, bucket upper edges): "
+                  + "; ".join(f"{x['p50']:.0f} / {x['p99']:.0f} / {x['p999']:.0f}" for x in lateness) + "."]
+    text = "\n".join(lines)
+    print(text)
+    if args.md:
+        args.md.write_text(text + "\n")
+    if args.json:
+        args.json.write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
