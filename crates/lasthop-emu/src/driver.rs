@@ -37,7 +37,8 @@ use lasthop_sim::tcp::Segment;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
 use crate::tun::Tun;
-use lasthop_core::hop::{HopEvent, Offer, TrafficClass};
+use lasthop_core::cellular::hop::RlcHop;
+use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
 use lasthop_core::mechanisms::processor::Verdict;
 use lasthop_core::metrics::DropCause;
 use lasthop_core::packet::{PacketMeta, Protocol};
@@ -556,8 +557,24 @@ impl Driver {
     fn wake(&mut self, hop: u32, token: u64, at: Time) {
         let mut out = self.spare.pop().unwrap_or_default();
         self.net.hops[hop as usize].hop.poll(at, token, &mut out);
+        if RlcHop::is_arrival(token) {
+            self.update_live_awnd(hop as usize, at);
+        }
         self.on_events(hop as usize, &mut out, at);
         self.spare.push(out);
+    }
+
+    /// Paper 004's live receiver-side windows: the flows received behind RLC hop `h` follow the
+    /// retransmissions it needed in the last second (as the simulator's `update_live_awnd`).
+    fn update_live_awnd(&mut self, h: usize, now: Time) {
+        let slot = &mut self.net.hops[h];
+        let Hop::Rlc(r) = &mut slot.hop else { return };
+        let receiver = slot.nodes[1];
+        let mut observed = None;
+        for f in self.observer.flows.iter_mut().filter(|f| f.dst == receiver && f.awnd.as_ref().is_some_and(|a| a.live())) {
+            let n = *observed.get_or_insert_with(|| r.rlc.observed_retransmissions(now, lasthop_core::Duration::from_secs(1)).max(1));
+            f.observe_retransmissions(n);
+        }
     }
 
     fn on_events(&mut self, h: usize, out: &mut Vec<HopEvent>, now: Time) {

@@ -382,18 +382,19 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
             tcp_apps.push(format!("flows[{i}] ({:?}).app", f.name));
         }
     }
-    // Paper 004's receiver-side window is applied by the simulator's receiving TCP; the kernel's
-    // receiver knows nothing of it, and no interface processor stands in for it yet.
+    // Paper 004's receiver-side window: on a kernel receiver the emulator writes it into the
+    // ACKs (observe::AwndCap); a modelled receiver (world = "model") runs the simulator's TCP
+    // without it.
     let awnd: Vec<String> = s
         .flows
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.tcp.as_ref().is_some_and(|p| p.receiver_awnd.is_some()))
+        .filter(|(_, f)| f.world == FlowWorld::Model && f.tcp.as_ref().is_some_and(|p| p.receiver_awnd.is_some()))
         .map(|(i, f)| format!("flows[{i}] ({:?}).tcp.receiver_awnd", f.name))
         .collect();
     let mut what = Vec::new();
     if !awnd.is_empty() {
-        what.push(format!("the receiver-side advertised window of paper 004 on a kernel TCP receiver: {}", awnd.join(", ")));
+        what.push(format!("the receiver-side advertised window of paper 004 on a modelled (world = \"model\") receiver: {}", awnd.join(", ")));
     }
     if !tcp_apps.is_empty() {
         what.push(format!("TCP applications other than plain bulk or file transfers (message sources, paced reads, the file loop): {}", tcp_apps.join(", ")));
@@ -636,6 +637,18 @@ fn output(
         "packets_unparsed": m.unparsed,
     });
     emulator["generator"] = serde_json::Value::Array(generator);
+    // Paper 004's receiver-side windows written into the kernel receivers' ACKs (the simulator
+    // reports the same as its flows' tcp.receiver_awnd_cap_bytes / _max_retransmissions).
+    emulator["receiver_awnd"] = driver
+        .observer
+        .flows
+        .iter()
+        .filter_map(|f| f.awnd.as_ref().map(|a| (f, a)))
+        .map(|(f, a)| serde_json::json!({
+            "flow": f.name, "cap_bytes": a.window(), "retransmissions": a.retransmissions,
+            "max_retransmissions": a.max_retransmissions, "live": a.live(),
+        }))
+        .collect();
     let captures = driver.captures.list.iter().map(|c| (c.spec.spec.clone(), c.pcap.file())).collect();
     EmuOutput { report, tables: all, emulator, signal, captures }
 }

@@ -17,6 +17,12 @@
 //! sessions hand over their records): a packet still on its way then is in flight at the end,
 //! as in the simulator.
 //!
+//! The receiver's advertised window ([`Observer::receiver_window`]): a kernel receiver's ACKs
+//! are rewritten where they offer more than the scenario's `receive_buffer` or, with paper 004's
+//! receiver-side window (`tcp.receiver_awnd`, [`AwndCap`]), more than Koga et al.'s eq. 3 gives —
+//! the simulator's receiving TCP caps its own window the same way. A live window follows the
+//! W-CDMA downlink's retransmissions (the driver reports them on each TTI arrival).
+//!
 //! Kernel TCP state over time ([`TcpInfoSample`]): a traced TCP flow (`probes.tcp`, as in the
 //! simulator) has its sender's and receiver's sockets read with `getsockopt(TCP_INFO)` (Linux
 //! `include/uapi/linux/tcp.h`) every [`TCP_INFO_PERIOD`] by the flow's application thread, into
@@ -74,10 +80,40 @@ pub struct ObservedFlow {
     /// The sequence number of the sender's FIN, once seen (it is not payload).
     fin: Option<SeqNum>,
     /// A real TCP flow's receive buffer (the scenario's `receive_buffer`): the most the
-    /// receiver may advertise, bytes.
+    /// receiver may advertise, bytes; with paper 004's receiver-side window, the least of it
+    /// and that window.
     rwnd: Option<u64>,
+    /// Paper 004's receiver-side window (`tcp.receiver_awnd`), if the flow has one.
+    pub awnd: Option<AwndCap>,
     /// Window scale options of the sender's SYN and the receiver's SYN-ACK (RFC 7323 §2.2).
     wscale: [Option<u8>; 2],
+}
+
+/// Paper 004's receiver-side advertised window on a kernel receiver: the emulator writes it into
+/// the receiver's ACKs where the kernel offers more (as the simulator's receiving TCP caps its
+/// own window: `ReceiverAwndParams::cap_bytes`, the same eq. 3).
+#[derive(Clone, Debug)]
+pub struct AwndCap {
+    pub params: lasthop_scenario::ReceiverAwndParams,
+    /// The segment size eq. 3's window is counted in, bytes (the flow's MSS, as the simulator's).
+    pub mss: u32,
+    /// The receive buffer the window never exceeds, bytes.
+    pub receive_buffer: u64,
+    /// Eq. 1's retransmission count in force (given, or observed on the W-CDMA downlink).
+    pub retransmissions: u32,
+    /// The most retransmissions observed (the simulator's `receiver_awnd_max_retransmissions`).
+    pub max_retransmissions: u32,
+}
+
+impl AwndCap {
+    pub fn window(&self) -> u64 {
+        self.params.cap_bytes(self.retransmissions, self.mss).min(self.receive_buffer)
+    }
+
+    /// Live mode (no retransmission count and no segments given): follows the link.
+    pub fn live(&self) -> bool {
+        self.params.retransmissions.is_none() && self.params.segments.is_none()
+    }
 }
 
 /// Every flow of the scenario.
@@ -86,6 +122,26 @@ pub struct Observer {
     pub flows: Vec<ObservedFlow>,
     /// The run's end: later events are not metered.
     end: Time,
+}
+
+impl ObservedFlow {
+    fn with_awnd(mut self) -> ObservedFlow {
+        if let Some(a) = &self.awnd {
+            self.rwnd = Some(a.window());
+        }
+        self
+    }
+
+    /// Paper 004's live window: the W-CDMA downlink needed `observed` retransmissions at most in
+    /// the last second (the simulator's `update_live_awnd`); the ACKs from now on carry its window.
+    pub fn observe_retransmissions(&mut self, observed: u32) {
+        let Some(a) = self.awnd.as_mut() else { return };
+        a.max_retransmissions = a.max_retransmissions.max(observed);
+        if a.live() && observed != a.retransmissions {
+            a.retransmissions = observed;
+            self.rwnd = Some(a.window());
+        }
+    }
 }
 
 impl Observer {
@@ -97,6 +153,13 @@ impl Observer {
             .iter()
             .enumerate()
             .map(|(i, f)| {
+                let real_tcp = f.transport() == Transport::Tcp && f.world == lasthop_scenario::FlowWorld::Real;
+                let p = f.tcp.clone().unwrap_or_default();
+                let awnd = p.receiver_awnd.clone().filter(|_| real_tcp).map(|params| {
+                    let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).unwrap_or(1500);
+                    let retransmissions = params.retransmissions.unwrap_or(lasthop_scenario::DEFAULT_AWND_RETRANSMISSIONS);
+                    AwndCap { params, mss: lasthop_sim::sim::tcp_config(&p, path_mtu).mss, receive_buffer: p.receive_buffer.0, retransmissions, max_retransmissions: 0 }
+                });
                 let mut forward = FlowMeter::new(interval);
                 if let Some(d) = f.effective_deadline() {
                     forward.set_deadline(d);
@@ -117,10 +180,11 @@ impl Observer {
                     next_seq: [0, 0],
                     acked: None,
                     fin: None,
-                    rwnd: (f.transport() == Transport::Tcp && f.world == lasthop_scenario::FlowWorld::Real)
-                        .then(|| f.tcp.clone().unwrap_or_default().receive_buffer.0),
+                    rwnd: real_tcp.then_some(p.receive_buffer.0),
+                    awnd: awnd.clone(),
                     wscale: [None, None],
                 }
+                .with_awnd()
             })
             .collect();
         Observer { flows, end }
@@ -477,6 +541,39 @@ mod tests {
         let h = syn(5_000, 10_000, A, None, 200);
         let t = o.on_read(Time(3), rcv, snd, &h, 40);
         assert_eq!(o.receiver_window(t, &h), None);
+    }
+
+    #[test]
+    fn paper_004s_window_caps_the_kernel_receivers_acks_and_follows_the_links_retransmissions() {
+        // The bundled W-CDMA scenario's tcp flow (MSS 1460 B) with Koga et al.'s live window:
+        // 384 kb/s, UDP 64 kb/s, 30 ms: eq. 3 gives 5.20 packets at 2 retransmissions (the
+        // paper's §5.3 figure; round: 5 segments = 7 300 B) and 2 × 5.20 = 10.40 → 10 segments
+        // = 14 600 B once the link needed 4 (eq. 1 scales with the count; hand count).
+        let sets = [("flows.tcp.tcp.receiver_awnd".to_string(), r#"{ link_rate = "384kbps", udp_rate = "64kbps", propagation = "30ms" }"#.to_string())];
+        let s = lasthop_scenario::Scenario::from_toml_str(lasthop_scenario::bundled::bundled("wcdma").unwrap(), "wcdma", &sets).unwrap();
+        let mut o = Observer::new(&s, Time(60_000_000_000));
+        let (snd, rcv) = (0, 3);
+        let a = o.flows[0].awnd.clone().expect("the tcp flow has the window");
+        assert_eq!((a.mss, a.retransmissions, a.window(), a.live()), (1460, 2, 5 * 1460, true));
+        // No scale offered: the receiver's 64 240 B becomes 7 300 B; 5 000 B stays.
+        let h = syn(10_000, 5_000, TcpFlags::SYN, None, 64_240);
+        o.on_read(Time(0), snd, rcv, &h, 60);
+        let h = syn(5_000, 10_000, TcpFlags::ACK, None, 64_240);
+        let t = o.on_read(Time(1), rcv, snd, &h, 40);
+        assert_eq!(o.receiver_window(t, &h), Some(7_300));
+        let h = syn(5_000, 10_000, TcpFlags::ACK, None, 5_000);
+        let t = o.on_read(Time(2), rcv, snd, &h, 40);
+        assert_eq!(o.receiver_window(t, &h), None);
+        o.flows[0].observe_retransmissions(4);
+        let h = syn(5_000, 10_000, TcpFlags::ACK, None, 64_240);
+        let t = o.on_read(Time(3), rcv, snd, &h, 40);
+        assert_eq!(o.receiver_window(t, &h), Some(14_600));
+        // A window given in segments does not follow the link.
+        let sets = [("flows.tcp.tcp.receiver_awnd".to_string(), r#"{ link_rate = "384kbps", udp_rate = "64kbps", propagation = "30ms", segments = 4 }"#.to_string())];
+        let s = lasthop_scenario::Scenario::from_toml_str(lasthop_scenario::bundled::bundled("wcdma").unwrap(), "wcdma", &sets).unwrap();
+        let mut o = Observer::new(&s, Time(60_000_000_000));
+        o.flows[0].observe_retransmissions(4);
+        assert_eq!((o.flows[0].awnd.as_ref().unwrap().window(), o.flows[0].awnd.as_ref().unwrap().max_retransmissions), (4 * 1460, 4));
     }
 
     #[test]

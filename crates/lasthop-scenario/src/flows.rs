@@ -427,6 +427,25 @@ pub struct ReceiverAwndParams {
     pub segments: Option<u32>,
 }
 
+impl ReceiverAwndParams {
+    /// Koga et al.'s eq. 3 as a window in bytes: round(awnd) full segments of `mss` bytes, or
+    /// the `segments` given; `retransmissions` is eq. 1's count (given, observed or the default).
+    /// The simulator's receiving TCP and the emulator's ACK rewriting both cap their window here.
+    pub fn cap_bytes(&self, retransmissions: u32, mss: u32) -> u64 {
+        if let Some(n) = self.segments {
+            return n as u64 * mss as u64;
+        }
+        let a = lasthop_core::mechanisms::receiver_awnd::ReceiverAwnd {
+            link_bps: self.link_rate.0 as f64,
+            udp_bps: self.udp_rate.0 as f64,
+            propagation: self.propagation,
+            retransmissions: retransmissions.max(1),
+            packet_bytes: self.packet_size.0 as u32,
+        };
+        (a.awnd_packets().round().max(1.0) as u64) * mss as u64
+    }
+}
+
 /// A TCP congestion control.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -23,7 +23,6 @@ use crate::results::RunOutput;
 use lasthop_scenario::{Scenario, Topology, Transport};
 use crate::tcp::{Segment, TcpConfig, TcpSocket};
 use lasthop_core::mechanisms::processor::Verdict;
-use lasthop_core::mechanisms::receiver_awnd::ReceiverAwnd;
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;

@@ -3,7 +3,6 @@
 //! random streams each draws from.
 
 use super::*;
-use super::flows::awnd_cap_bytes;
 
 impl Simulation {
     pub fn new(scenario: Scenario) -> Self {
@@ -87,7 +86,7 @@ impl Simulation {
                 // The receiver's interlayer window cap (Koga et al.), as a number of segments; with
                 // live retransmission counts it starts from the default and follows the link.
                 let awnd_cap = p.receiver_awnd.as_ref().map(|r| {
-                    awnd_cap_bytes(r, r.retransmissions.unwrap_or(DEFAULT_AWND_RETRANSMISSIONS), cfg.mss)
+                    r.cap_bytes(r.retransmissions.unwrap_or(DEFAULT_AWND_RETRANSMISSIONS), cfg.mss)
                 });
                 let mut server = TcpSocket::new(TcpConfig { awnd_cap, ..cfg }, SeqNum(isn.next_u32()));
                 server.listen();

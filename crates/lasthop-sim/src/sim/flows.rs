@@ -264,17 +264,3 @@ impl Simulation {
     }
 }
 
-/// Koga et al.'s eq. 3 as a window in bytes: round(awnd) full segments, or the segments given.
-pub(super) fn awnd_cap_bytes(r: &lasthop_scenario::ReceiverAwndParams, retransmissions: u32, mss: u32) -> u64 {
-    if let Some(n) = r.segments {
-        return n as u64 * mss as u64;
-    }
-    let a = ReceiverAwnd {
-        link_bps: r.link_rate.0 as f64,
-        udp_bps: r.udp_rate.0 as f64,
-        propagation: r.propagation,
-        retransmissions: retransmissions.max(1),
-        packet_bytes: r.packet_size.0 as u32,
-    };
-    (a.awnd_packets().round().max(1.0) as u64) * mss as u64
-}

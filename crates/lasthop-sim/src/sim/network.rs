@@ -3,7 +3,6 @@
 //! endpoint. Paper 003's Fig. 3 order: SAP-LAW, Snoop, the error generator, then the hop.
 
 use super::*;
-use super::flows::awnd_cap_bytes;
 
 impl Simulation {
     /// Captures what crosses `node` (all its interfaces, or only the one towards `peer`) into an
@@ -213,7 +212,7 @@ impl Simulation {
             self.live_awnd[k].4 = self.live_awnd[k].4.max(observed);
             let params = self.scenario.flows[fi].tcp.as_ref().and_then(|p| p.receiver_awnd.clone()).expect("registered with params");
             if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
-                t.server.set_awnd_cap(Some(awnd_cap_bytes(&params, observed, mss)));
+                t.server.set_awnd_cap(Some(params.cap_bytes(observed, mss)));
             }
         }
     }
