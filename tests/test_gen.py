@@ -182,6 +182,8 @@ def test_the_cli_sends_ditg_flags_and_prints_one_line_errors(receiver, tmp_path)
         (["-c", "-1"], "-c"),
         (["-t", "-5"], "-t"),
         (["--seed", "-1"], "--seed"),
+        # 10 kpkt/s for 500 s: 5 M packets' tables (~2.5 GB) refused before sending (plan.rs).
+        (["-C", "10000", "-t", "500000"], "pass --no-packets"),
     ]:
         p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, *args, "--out", str(tmp_path / "x")],
                            capture_output=True, text=True, timeout=60)

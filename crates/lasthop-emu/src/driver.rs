@@ -370,7 +370,7 @@ impl Driver {
             };
             // The last `spin_ns` before an event are spent polling the devices without sleeping,
             // so the event does not wait for the timer's wake-up latency.
-            let sleep = if timeout > self.spin_ns { timeout - self.spin_ns } else { 0 };
+            let sleep = timeout.saturating_sub(self.spin_ns);
             if timeout > 0 {
                 let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as libc::time_t, tv_nsec: (sleep % 1_000_000_000) as libc::c_long };
                 // SAFETY: fds is a valid array of fds.len() pollfds; ts outlives the call.

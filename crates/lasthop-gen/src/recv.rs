@@ -402,7 +402,7 @@ impl<'a> Session<'a> {
                         Err(why) => return self.refuse(why),
                     };
                     let tcp_ports = own.iter().map(|(id, l)| (*id, l.local_addr().map_or(0, |a| a.port()))).collect();
-                    let d = match self.start_data(session, udp, tcp, own, flows, c, meter) {
+                    let d = match self.start_data(session, udp, TcpListeners { shared: tcp, own }, flows, c, meter) {
                         Ok(d) => d,
                         Err(why) => return self.refuse(why),
                     };
@@ -433,7 +433,8 @@ impl<'a> Session<'a> {
         }
     }
 
-    fn start_data(&self, session: u32, udp: UdpSocket, tcp: TcpListener, own: Vec<(u32, TcpListener)>, flows: Vec<FlowSetup>, clock: Clock, meter: Meter) -> Result<Data, String> {
+    fn start_data(&self, session: u32, udp: UdpSocket, tcp: TcpListeners, flows: Vec<FlowSetup>, clock: Clock, meter: Meter) -> Result<Data, String> {
+        let TcpListeners { shared: tcp, own } = tcp;
         let (dir, temporary) = self.records_dir(session)?;
         let received: Arc<Vec<AtomicU64>> = Arc::new(flows.iter().map(|_| AtomicU64::new(0)).collect());
         let stop = Arc::new(AtomicBool::new(false));
@@ -647,6 +648,12 @@ fn udp_loop(udp: UdpSocket, mut w: RecordWriter, ctx: DataCtx, echo: bool, kerne
     }
     let _ = w.flush();
     counts
+}
+
+/// A session's TCP listeners: the one the flows share and those of flows with their own.
+struct TcpListeners {
+    shared: TcpListener,
+    own: Vec<(u32, TcpListener)>,
 }
 
 /// A listener of its own for each TCP flow that sets its receive buffer, set before `listen()`

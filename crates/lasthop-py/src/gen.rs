@@ -82,7 +82,10 @@ impl PyGenSend {
         let m = meter(meter_name)?;
         let mut plan: Plan = plan_from_toml(text, file, duration, seed).map_err(GenError::new_err)?;
         let duration_s = plan.duration_ns as f64 / 1e9;
-        let planned_packets = planned(&plan);
+        let planned_packets = plan.planned_packets();
+        if packets {
+            lasthop_gen::plan::check_packet_tables(planned_packets).map_err(GenError::new_err)?;
+        }
         let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime, ditg_log, origin_mono_ns: None, spin_ns, gso };
         let progress = Arc::new(Progress::default());
         let stop = Arc::new(AtomicBool::new(false));
@@ -121,24 +124,6 @@ impl PyGenSend {
         let (summary, tables, measure, files) = r.map_err(|_| GenError::new_err("the measurement thread failed (a bug: please report it)"))?.map_err(GenError::new_err)?;
         Ok((summary, crate::tables_to_py(py, &tables)?, measure, files))
     }
-}
-
-/// Packets the schedules ask for (UDP and paced TCP flows); None with a bulk transfer.
-fn planned(plan: &Plan) -> Option<u64> {
-    let mut n = 0u64;
-    for f in &plan.flows {
-        let s = f.messages.clone()?;
-        let until = f.stop_ns.saturating_sub(f.start_ns);
-        let max = s.max_packet().max(1);
-        // Bounded: a plan of more than 100 M packets shows no total.
-        for d in s.take_while(|d| d.at.0 < until) {
-            n += d.bytes.div_ceil(max).max(1) as u64;
-            if n > 100_000_000 {
-                return None;
-            }
-        }
-    }
-    Some(n)
 }
 
 /// The flows file D-ITG-like flags describe (`-T`, `-C`, `-c`, `-t`).
