@@ -650,6 +650,10 @@ fn udp_loop(udp: UdpSocket, mut w: RecordWriter, ctx: DataCtx, echo: bool, kerne
     counts
 }
 
+/// The most TCP flows of one session with a listener of their own (a bound on the sockets and
+/// threads a sender can make the receiver open).
+pub const MAX_OWN_LISTENERS: usize = 256;
+
 /// A session's TCP listeners: the one the flows share and those of flows with their own.
 struct TcpListeners {
     shared: TcpListener,
@@ -661,6 +665,10 @@ struct TcpListeners {
 /// from the first byte); the other flows share the session's listener and keep the kernel's
 /// autotuned buffers.
 fn own_listeners(ip: std::net::IpAddr, flows: &[FlowSetup]) -> Result<Vec<(u32, TcpListener)>, String> {
+    let asking = flows.iter().filter(|f| f.proto == Proto::Tcp && f.receive_buffer.is_some()).count();
+    if asking > MAX_OWN_LISTENERS {
+        return Err(format!("setup: {asking} TCP flows set their receive buffer; a session may have at most {MAX_OWN_LISTENERS} (each is a listener and a thread)"));
+    }
     flows
         .iter()
         .filter(|f| f.proto == Proto::Tcp)
@@ -882,5 +890,18 @@ mod tests {
             assert!(name.starts_with("lh-recv-") && name.len() == "lh-recv-".len() + 6, "{name}");
             std::fs::remove_dir(d).unwrap();
         }
+    }
+
+    #[test]
+    fn flows_with_their_own_receive_buffer_get_a_listener_with_it_up_to_a_bound() {
+        let flow = |id: u32, proto, receive_buffer| FlowSetup { id, name: format!("f{id}"), proto, paced_reads: None, file_reads: None, receive_buffer };
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        let own = own_listeners(ip, &[flow(0, Proto::Tcp, Some(16_384)), flow(1, Proto::Tcp, None), flow(2, Proto::Udp, Some(16_384))]).unwrap();
+        assert_eq!(own.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![0], "only TCP flows that set one");
+        // socket(7): the kernel doubles SO_RCVBUF; accepted connections inherit the listener's.
+        assert_eq!(socket2::SockRef::from(&own[0].1).recv_buffer_size().unwrap(), 32_768);
+        let many: Vec<FlowSetup> = (0..=MAX_OWN_LISTENERS as u32).map(|i| flow(i, Proto::Tcp, Some(8192))).collect();
+        let e = own_listeners(ip, &many).unwrap_err();
+        assert!(e.contains("257 TCP flows") && e.contains("at most 256"), "{e}");
     }
 }
