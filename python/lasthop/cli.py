@@ -506,7 +506,7 @@ def reproduce(
 ) -> None:
     """Reproduce a paper's result: every number it states beside ours (mean and 95 % interval over
     the seeds), a verdict, figures, and why they differ."""
-    from lasthop.reproduce import REGISTRY, display_rows, reproduce as run_repro
+    from lasthop.reproduce import REGISTRY, display_rows, reproduce as run_repro, world_problem
 
     if list_ or name is None:
         for n, entry in sorted(REGISTRY.items()):
@@ -517,11 +517,11 @@ def reproduce(
         from lasthop.errors import did_you_mean
 
         raise _error(f"no reproduction {name!r}{did_you_mean(name, REGISTRY)} (available: {', '.join(sorted(REGISTRY))})")
+    problem = world_problem(name, world)
+    if problem:
+        raise _error(problem)
     directory = out or Path("results") / "reproduce" / (name if world == "sim" else f"{name}-{world}")
-    try:
-        r = run_repro(name, directory, quick=quick, seeds=seeds, world=world)
-    except ValueError as e:
-        raise _error(e)
+    r = run_repro(name, directory, quick=quick, seeds=seeds, world=world)
     n = len(r.seeds)
     seeds_text = f"seed {r.seeds[0]}, so no interval (n = 1)" if n == 1 else f"seeds {r.seeds[0]}-{r.seeds[-1]} (n = {n})"
     t = Table(title=f"{r.name}: {r.title} — {seeds_text}", show_lines=True)

@@ -69,6 +69,16 @@ def register(name: str, title: str, seeds: int = 5, quick_seeds: int = 2):
     return wrap
 
 
+def world_problem(name: str, world: str) -> str | None:
+    """Why reproduction `name` cannot run in `world`, or None if it can."""
+    if world == "sim" or world in REGISTRY[name].worlds:
+        return None
+    if world not in ("measure", "emulate"):
+        return f"--world {world!r}: expected sim, measure or emulate"
+    has = sorted(n for n, e in REGISTRY.items() if world in e.worlds)
+    return f"reproduction {name!r} runs only in the simulator (--world sim); --world {world}: {', '.join(has) if has else 'none yet'}"
+
+
 def register_world(name: str, world: str):
     """Registers a function that runs reproduction `name` in `world` ("measure")."""
     def wrap(fn):
@@ -86,12 +96,10 @@ def reproduce(name: str, out: str | Path, quick: bool = False, seeds: int | None
     if name not in REGISTRY:
         raise KeyError(f"no reproduction {name!r}; available: {', '.join(sorted(REGISTRY))}")
     entry = REGISTRY[name]
-    fn = entry.fn if world == "sim" else entry.worlds.get(world)
-    if fn is None:
-        has = sorted(n for n, e in REGISTRY.items() if world in e.worlds)
-        raise ValueError(f"reproduction {name!r} runs only in the simulator (--world sim); --world {world}: "
-                         + (", ".join(has) if has else "none") if world in ("measure", "emulate")
-                         else f"--world {world!r}: expected sim or measure")
+    problem = world_problem(name, world)
+    if problem:
+        raise ValueError(problem)
+    fn = entry.fn if world == "sim" else entry.worlds[world]
     n = seeds if seeds is not None else (entry.quick_seeds if quick else entry.seeds)
     if n < 1:
         raise ValueError(f"seeds must be at least 1, got {n}")
