@@ -269,6 +269,33 @@ def test_ditg_logs_of_both_ends_read_the_same_in_itgdec_ditg_dec_and_the_runs_su
         assert out.split("\n", 2)[2] == decode(log), f"ITGDec and lasthop ditg-dec differ on {log.name}"
 
 
+def test_a_round_trip_runs_sender_log_holds_its_echoes_as_itgsend_m_rttm_logs_them(tmp_path):
+    # With the RTT meter the sender's D-ITG log is ITGSend's in -m rttm: one record per echo, its
+    # receive time the echo's arrival, so ITGDec prints the round trip as the delay; TCP flows
+    # are not echoed and keep one-way records (their "delay" 0). Expected: the run's own
+    # round-trip statistics (measure.flows[].rtt_ms), to the log's µs truncation.
+    from lasthop.ditg import decode, import_logs
+
+    send_log = tmp_path / "send.log"
+    r = Receiver()
+    flows = tmp_path / "flows.toml"
+    flows.write_text(TWO_FLOWS)
+    res = gen.send(r.to, flows, duration=1.0, loss_timeout=0.5, meter="rtt", ditg_log=send_log)
+    r.stop()
+    logged = _itgdec_flows(decode(send_log))
+    rtt = {m["name"]: m for m in res.summary["measure"]["flows"]}["voice"]["rtt_ms"]
+    echoes = res.flow("voice")["received_packets"] - {m["name"]: m for m in res.summary["measure"]["flows"]}["voice"]["echo_lost"]
+    assert logged[1]["Total packets"] == echoes == 100, "one record per echo (loopback loses none)"
+    for key, ours in [("Minimum delay", rtt["min"]), ("Maximum delay", rtt["max"]), ("Average delay", rtt["mean"])]:
+        assert abs(logged[1][key] * 1e3 - ours) <= 1.5e-3, (key, logged[1][key], ours)
+    assert logged[1]["Minimum delay"] > 0, "a round trip, not the one-way sender record's 0"
+    assert logged[2]["Total packets"] == 50 and logged[2]["Maximum delay"] == 0, "the TCP flow's records stay one-way"
+    # And lasthop import-ditg reads it back as a round-trip log.
+    back = import_logs(send_log)
+    assert back.summary["scenario"]["meter"] == "rttm"
+    assert abs(back.flow("flow1")["delay_ms"]["mean"] - rtt["mean"]) <= 1.5e-3
+
+
 def test_the_receivers_session_limits_are_options_and_a_silent_peer_is_closed_at_the_handshake_limit():
     import socket
 

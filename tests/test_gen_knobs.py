@@ -99,6 +99,49 @@ def test_a_variant_the_file_names_is_the_sockets_congestion_control(receiver, tm
     # A variant the host lacks is refused before anything is sent (send.rs's unit test).
 
 
+def _kernel_has_tcp_timer_options() -> bool:
+    import socket
+
+    with socket.socket() as s:
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, 45, 100_000)  # TCP_RTO_MIN_US, Linux 6.15+
+            return True
+        except OSError:
+            return False
+
+
+@pytest.mark.skipif(not _kernel_has_tcp_timer_options(), reason="this kernel predates Linux 6.15's TCP_RTO_MIN_US / TCP_DELACK_MAX_US")
+def test_the_tcp_tables_socket_settings_reach_the_sockets_and_the_rest_is_named(receiver, tmp_path):
+    # tcp.mss = 536 B is the sender's TCP_MAXSEG: the 64 KiB file (16 messages of 4 096 B plus
+    # lasthop's header) leaves in at least 65 536 / 536 = 123 segments (hand count), where
+    # loopback's 65 483 B MSS needs a handful. tcp.rto_min = 50 ms is its TCP_RTO_MIN_US: on
+    # loopback (RTT ~50 µs) the RTO is its lower bound (RFC 6298 (2.4): max(RTO.min,
+    # SRTT + 4·RTTVAR)), 50 ms rounded up to whole jiffies (at most 10 ms more), against Linux's
+    # 200 ms by default. tcp.delayed_ack = 10 ms is the receiver's TCP_DELACK_MAX_US, read back
+    # from its socket. tcp.sack has no socket option: the run says so instead of dropping it.
+    flows = (file_flow("set", 64, tcp='mss = "536B", rto_min = "50ms", delayed_ack = "10ms", sack = true')
+             + file_flow("unset", 64))
+    f = tmp_path / "r.toml"
+    f.write_text("[simulation]\nduration = \"20s\"\n" + flows)
+    p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, "--flows", str(f), "--out", str(tmp_path / "r"), "--no-report", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    tcp = {f["name"]: f["tcp"] for f in s["flows"]}
+    m = {f["name"]: f for f in s["measure"]["flows"]}
+    assert tcp["set"]["segments_sent"] >= 123 and tcp["unset"]["segments_sent"] < 40, (tcp["set"], tcp["unset"])
+    assert 50 <= tcp["set"]["rto_ms"] <= 60 and tcp["unset"]["rto_ms"] >= 200, (tcp["set"]["rto_ms"], tcp["unset"]["rto_ms"])
+    assert 10 <= m["set"]["receiver_delack_max_ms"] <= 20 and m["unset"]["receiver_delack_max_ms"] is None, m
+    assert [w.split(":")[0] for w in m["set"]["tcp_not_applied"]] == ["tcp.sack"] and m["unset"]["tcp_not_applied"] == []
+    assert "warning: flow 'set': tcp.sack: no socket option sets it; the host's sysctl net.ipv4.tcp_sack" in p.stderr, p.stderr
+    # What Linux refuses is refused before anything is sent, naming the field and the range: a
+    # socket may lower its minimum RTO, not raise it to the scenario's RFC 6298 default of 1 s.
+    f.write_text("[simulation]\nduration = \"2s\"\n" + file_flow("slow", 16, tcp='rto_min = "1s"'))
+    p = subprocess.run([*LASTHOP, "gen", "send", "--to", receiver.to, "--flows", str(f), "--out", str(tmp_path / "bad")], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and 'flow "slow": tcp.rto_min = 1000ms cannot be set on a socket here' in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not (tmp_path / "bad").exists()
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
 
@@ -106,9 +149,11 @@ if __name__ == "__main__":
 def test_reproduce_hur_hong_in_the_measure_world_puts_real_sockets_beside_the_simulator(tmp_path):
     # `lasthop reproduce hur-hong2006 --world measure`: the paper's transfers over real sockets.
     # Every measured time lies above its hand count of Sleeps (the slower end's calls × its
-    # Sleep: e.g. 117 send()s of 4 096 B with Sleep(10) = 1 160 ms before the last) and within
-    # 10 % + 20 ms of it (nothing else is slow on loopback); the simulator's modelled PDA is
-    # slower on every row (its CPU, flash and lazy window updates).
+    # Sleep: e.g. 117 send()s of 4 096 B with Sleep(10) = 1 170 ms before the last) and within
+    # 5 % + 0.5 ms per Sleep + 20 ms of it: nothing else is slow on loopback, but each Sleep
+    # wakes late by Linux's timer slack (50 µs) and the scheduler's wake-up latency (measured
+    # here: 151 ms for 117 Sleep(1), 0.29 ms late each; a shared machine adds more). The
+    # simulator's modelled PDA is slower on every row (its CPU, flash and lazy window updates).
     import pandas as pd
 
     p = subprocess.run([*LASTHOP, "reproduce", "hur-hong2006", "--world", "measure", "--quick", "--seeds", "1", "-o", str(tmp_path)],
@@ -117,7 +162,7 @@ def test_reproduce_hur_hong_in_the_measure_world_puts_real_sockets_beside_the_si
     t = pd.read_csv(tmp_path / "measured_vs_simulated.csv")
     assert len(t) == 9, t
     floor = t.sleeps_floor_ms
-    assert ((t.measured_ms_mean >= floor) & (t.measured_ms_mean <= 1.1 * floor + 20)).all(), t
+    assert ((t.measured_ms_mean >= floor) & (t.measured_ms_mean <= 1.05 * floor + 0.5 * t.sleeps + 20)).all(), t.to_string()
     assert (t.simulated_ms_mean > t.measured_ms_mean).all(), t
     claims = pd.read_csv(tmp_path / "hur-hong2006.csv")
     assert claims.verdict.str.startswith("meets").sum() == 8, claims.verdict.tolist()

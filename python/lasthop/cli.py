@@ -446,7 +446,7 @@ def ditg_dec(
 
 @app.command("import-ditg")
 def import_ditg(
-    logs: List[Path] = typer.Argument(..., help="SEND.log [RECV.log]: the sender's log (ITGSend -l) and the receiver's (-x)."),
+    logs: List[Path] = typer.Argument(..., help="SEND.log [RECV.log]: the sender's log (ITGSend -l; a round-trip one of -m rttm is recognised) and the receiver's (-x)."),
     out: Path = typer.Option(..., "--out", "-o", help="Results directory (the layout of `lasthop run`)."),
     receiver_only: bool = typer.Option(False, "--receiver-only", help="The one log given is the receiver's (loss only from sequence gaps, no tail loss)."),
     interval: str = typer.Option("100ms", "--interval", help="Interval of intervals.parquet."),
@@ -477,7 +477,9 @@ def import_ditg(
         raise _error(e)
     if not quiet:
         print_summary(res)
-    if receiver is None:
+    if receiver is None and res.summary["scenario"].get("meter") == "rttm":
+        console.print(Text("a round-trip log (ITGSend -m rttm): delays are round trips, as ITGDec reads them"))
+    elif receiver is None:
         console.print(Text("sender log only: nothing is known to have been received; give the receiver's log (-x) too"))
     console.print(Text(f"results: {out}/ (summary.json, flows.parquet, intervals.parquet)"))
 
@@ -739,6 +741,9 @@ def gen_send(
             progress.close()
     except (gen.GenError, *USER_ERRORS) as e:
         raise _error(e)
+    for f in res.summary["measure"]["flows"]:
+        for why in f.get("tcp_not_applied", []):
+            sys.stderr.write(f"warning: flow {f['name']!r}: {why}\n")
     if json_out:
         sys.stdout.write((directory / "summary.json").read_text(encoding="utf-8"))
         return

@@ -65,6 +65,14 @@ pub struct FlowSetup {
     /// bytes; None keeps the kernel's autotuning.
     #[serde(default)]
     pub receive_buffer: Option<u64>,
+    /// TCP: the receiving socket's `TCP_DELACK_MAX_US` (`tcp.delayed_ack`), µs; None keeps
+    /// the kernel's.
+    #[serde(default)]
+    pub delack_max_us: Option<u32>,
+    /// TCP: acknowledge every segment at once (`tcp.delayed_ack_enabled = false`): the
+    /// receiver re-arms `TCP_QUICKACK` after every read.
+    #[serde(default)]
+    pub quickack: bool,
 }
 
 /// The receiver's counts of one flow.
@@ -78,6 +86,10 @@ pub struct FlowCounts {
     /// set, socket(7)), bytes; 0 for UDP or when unknown.
     #[serde(default)]
     pub so_rcvbuf: u64,
+    /// TCP: the receiving socket's `TCP_DELACK_MAX_US` as the kernel reports it once the flow's
+    /// `tcp.delayed_ack` is set, µs; 0 where the flow leaves it to the kernel.
+    #[serde(default)]
+    pub delack_max_us: u64,
 }
 
 /// Every control message.
@@ -186,7 +198,7 @@ mod tests {
             Msg::Setup {
                 clock: Clock::Monotonic,
                 meter: Meter::Rtt,
-                flows: vec![FlowSetup { id: 0, name: "voice".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None }],
+                flows: vec![FlowSetup { id: 0, name: "voice".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None, delack_max_us: None, quickack: false }],
                 loss_timeout_ns: 1_000_000_000,
             },
             Msg::Ready { tcp_ports: vec![] },

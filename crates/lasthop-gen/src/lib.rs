@@ -33,3 +33,4 @@ pub mod records;
 pub mod recv;
 pub mod results;
 pub mod send;
+pub mod sockopt;

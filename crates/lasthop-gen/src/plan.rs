@@ -43,7 +43,49 @@ pub struct FlowPlan {
     /// TCP: the Linux congestion control (`TCP_CONGESTION`: "reno", "cubic", "bbr") the flows
     /// file asks for with `tcp.variant`; None keeps the host's default.
     pub congestion: Option<&'static str>,
+    /// TCP: the rest of the `tcp` table a socket can take, where the flows file writes it.
+    pub socket: SocketTcp,
+    /// TCP: the fields of the `tcp` table the flows file writes that no socket option sets,
+    /// each with what does set it (reported, and warned about, never silently dropped).
+    pub not_applied: Vec<String>,
 }
+
+/// The fields of a flow's `tcp` table that Linux lets one socket set (tcp(7); the three timers
+/// since Linux 6.15), where the flows file writes them. Each is applied before the handshake on
+/// the end it concerns; one the kernel refuses stops the run before sending, naming the field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SocketTcp {
+    /// `tcp.mss`: the sender's `TCP_MAXSEG` (its segments' payload), bytes.
+    pub mss: Option<u32>,
+    /// `tcp.rto_min`: the sender's `TCP_RTO_MIN_US`, µs. Linux only lowers it (2 jiffies to
+    /// 200 ms); the route's `rto_min` raises it.
+    pub rto_min_us: Option<u32>,
+    /// `tcp.rto_max`: the sender's `TCP_RTO_MAX_MS` (1 s to 120 s), ms.
+    pub rto_max_ms: Option<u32>,
+    /// `tcp.delayed_ack`: the receiver's `TCP_DELACK_MAX_US`, µs: the longest it delays an ACK
+    /// (Linux's delay adapts between 40 ms, or this if lower, and this).
+    pub delack_max_us: Option<u32>,
+    /// `tcp.delayed_ack_enabled = false`: the receiver re-arms `TCP_QUICKACK` after every read
+    /// (Linux clears it by itself), so every segment is acknowledged at once.
+    pub quickack: bool,
+}
+
+/// The `tcp` fields no socket option sets, and what sets them on Linux.
+const NOT_PER_SOCKET: [(&str, &str); 13] = [
+    ("sack", "the host's sysctl net.ipv4.tcp_sack (lasthop emu sets it per node namespace)"),
+    ("window_scale", "the host's sysctl net.ipv4.tcp_window_scaling"),
+    ("initial_cwnd", "the route's initcwnd (ip route change ... initcwnd N; lasthop emu sets it)"),
+    ("rto_initial", "Linux's fixed 1 s initial RTO (RFC 6298)"),
+    ("dupack_threshold", "the host's sysctl net.ipv4.tcp_reordering"),
+    ("ca_increase", "the kernel's congestion control (byte counting in Linux's reno)"),
+    ("limited_transmit", "the kernel (Linux always uses RFC 3042 limited transmit)"),
+    ("abc_limit", "the kernel (Linux's slow start adds every segment acknowledged: abc_limit = 2)"),
+    ("partial_ack_timer", "the kernel (Linux restarts the timer on every partial ACK: slow_but_steady)"),
+    ("recovery_exit", "the kernel (Linux ends recovery at ssthresh)"),
+    ("timer_granularity", "the kernel's timer (jiffies)"),
+    ("window_update", "the kernel (Linux announces a window as soon as reads open it: immediate)"),
+    ("receiver_awnd", "paper 004's window, which needs the W-CDMA link's state (lasthop emu applies it)"),
+];
 
 /// A TCP flow's socket buffers as the flows file gives them, bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,7 +102,16 @@ impl FlowPlan {
             _ => None,
         };
         let file_reads = self.file_loop().map(|l| (l.app_buffer.0.max(1), l.receive_delay.0));
-        FlowSetup { id: self.id, name: self.name.clone(), proto: self.proto, paced_reads, file_reads, receive_buffer: self.buffers.receive }
+        FlowSetup {
+            id: self.id,
+            name: self.name.clone(),
+            proto: self.proto,
+            paced_reads,
+            file_reads,
+            receive_buffer: self.buffers.receive,
+            delack_max_us: self.socket.delack_max_us,
+            quickack: self.socket.quickack,
+        }
     }
 
     /// The file loop's sender side, if the flow runs one.
@@ -156,31 +207,57 @@ pub fn plan_from_toml(text: &str, file: &str, duration: Option<Duration>, seed: 
         s.simulation.seed = seed;
     }
     let mut plan = plan_from_scenario(&s, file);
-    for (f, (b, cc)) in plan.flows.iter_mut().zip(written_out(text, &s)) {
-        f.buffers = b;
-        f.congestion = cc;
+    for (f, w) in plan.flows.iter_mut().zip(written_out(text, &s)) {
+        f.buffers = w.buffers;
+        f.congestion = w.congestion;
+        f.socket = w.socket;
+        f.not_applied = w.not_applied;
     }
     Ok(plan)
 }
 
-/// The socket buffers and congestion control each flow's `tcp` table writes out. The
-/// scenario's defaults (64 KiB buffers, NewReno) are the simulator's; on a real host what is
-/// not written stays the kernel's (autotuned buffers, the host's default congestion control).
+/// What a flow's `tcp` table writes out, as a real socket takes it.
+#[derive(Default)]
+struct Written {
+    buffers: SocketBuffers,
+    congestion: Option<&'static str>,
+    socket: SocketTcp,
+    not_applied: Vec<String>,
+}
+
+/// The socket settings each flow's `tcp` table writes out. The scenario's defaults (64 KiB
+/// buffers, NewReno, a 1 s minimum RTO...) are the simulator's; on a real host what is not
+/// written stays the kernel's (autotuned buffers, the host's congestion control and timers).
 /// The text has already been validated as the scenario `s`.
-fn written_out(text: &str, s: &Scenario) -> Vec<(SocketBuffers, Option<&'static str>)> {
+fn written_out(text: &str, s: &Scenario) -> Vec<Written> {
     let doc: toml::Value = text.parse().unwrap_or(toml::Value::Table(Default::default()));
     let tables = doc.get("flows").and_then(|f| f.as_array()).cloned().unwrap_or_default();
     s.flows
         .iter()
         .map(|f| {
-            let Some(tcp) = f.tcp.as_ref() else { return (SocketBuffers::default(), None) };
+            let Some(tcp) = f.tcp.as_ref() else { return Written::default() };
             let raw = tables.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(f.name.as_str())).and_then(|t| t.get("tcp"));
             let given = |key: &str| raw.is_some_and(|t| t.get(key).is_some());
-            let buffers = SocketBuffers {
-                send: given("send_buffer").then_some(tcp.send_buffer.0),
-                receive: given("receive_buffer").then_some(tcp.receive_buffer.0),
-            };
-            (buffers, given("variant").then_some(linux_congestion(tcp.variant)))
+            let us = |d: Duration| u32::try_from(d.0 / 1_000).unwrap_or(u32::MAX);
+            Written {
+                buffers: SocketBuffers {
+                    send: given("send_buffer").then_some(tcp.send_buffer.0),
+                    receive: given("receive_buffer").then_some(tcp.receive_buffer.0),
+                },
+                congestion: given("variant").then_some(linux_congestion(tcp.variant)),
+                socket: SocketTcp {
+                    mss: tcp.mss.filter(|_| given("mss")).map(|m| u32::try_from(m.0).unwrap_or(u32::MAX)),
+                    rto_min_us: given("rto_min").then(|| us(tcp.rto_min)),
+                    rto_max_ms: given("rto_max").then(|| us(tcp.rto_max) / 1_000),
+                    delack_max_us: (given("delayed_ack") && tcp.delayed_ack_enabled).then(|| us(tcp.delayed_ack)),
+                    quickack: given("delayed_ack_enabled") && !tcp.delayed_ack_enabled,
+                },
+                not_applied: NOT_PER_SOCKET
+                    .iter()
+                    .filter(|(key, _)| given(key))
+                    .map(|(key, by)| format!("tcp.{key}: no socket option sets it; {by}"))
+                    .collect(),
+            }
         })
         .collect()
 }
@@ -213,6 +290,8 @@ pub fn plan_from_scenario(s: &Scenario, file: &str) -> Plan {
                 buffers: SocketBuffers::default(),
                 nodelay: f.tcp.as_ref().is_some_and(|t| !t.nagle),
                 congestion: None,
+                socket: SocketTcp::default(),
+                not_applied: Vec::new(),
             }
         })
         .collect();

@@ -263,6 +263,7 @@ impl Data {
                 c.received += part.received;
                 c.bytes += part.bytes;
                 c.so_rcvbuf = c.so_rcvbuf.max(part.so_rcvbuf);
+                c.delack_max_us = c.delack_max_us.max(part.delack_max_us);
             }
         }
         counts
@@ -396,6 +397,9 @@ impl<'a> Session<'a> {
                     }
                     clock = c;
                     loss_timeout = Duration::from_nanos(loss_timeout_ns.min(60_000_000_000));
+                    if let Err(why) = check_delayed_acks(&flows) {
+                        return self.refuse(why);
+                    }
                     let (udp, tcp) = sockets.take().expect("sockets are taken once, at setup");
                     let own = match own_listeners(ip, &flows) {
                         Ok(own) => own,
@@ -493,7 +497,7 @@ impl<'a> Session<'a> {
         let protos: Vec<Proto> = d.flows.iter().map(|f| f.proto).collect();
         let shift = epoch_shift(d.clock);
         let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-        let written = record_files(&d.dir).iter().try_for_each(|f| append_records(&mut log, f, RecordKind::Received, &protos, &addrs, shift).map(drop));
+        let written = record_files(&d.dir).iter().try_for_each(|f| append_records(&mut log, f, RecordKind::Received, false, &protos, &addrs, shift).map(drop));
         if let Err(e) = written.and_then(|_| log.flush()) {
             eprintln!("--ditg-log: {e}");
         }
@@ -664,6 +668,14 @@ struct TcpListeners {
 /// (the connection's window scale and first window come from it, and it is the kernel's buffer
 /// from the first byte); the other flows share the session's listener and keep the kernel's
 /// autotuned buffers.
+/// Refuses a setup whose delayed-ACK bound this receiver's kernel would refuse (the sender
+/// checked its own kernel; the receiver may run another).
+fn check_delayed_acks(flows: &[FlowSetup]) -> Result<(), String> {
+    flows.iter().filter(|f| f.proto == Proto::Tcp).try_for_each(|f| {
+        f.delack_max_us.map_or(Ok(()), |us| crate::sockopt::check(&f.name, &crate::plan::SocketTcp { delack_max_us: Some(us), ..Default::default() }))
+    })
+}
+
 fn own_listeners(ip: std::net::IpAddr, flows: &[FlowSetup]) -> Result<Vec<(u32, TcpListener)>, String> {
     let asking = flows.iter().filter(|f| f.proto == Proto::Tcp && f.receive_buffer.is_some()).count();
     if asking > MAX_OWN_LISTENERS {
@@ -708,6 +720,7 @@ fn tcp_accept_loop(listener: TcpListener, dir: PathBuf, name: String, ctx: DataC
             c.received += part.received;
             c.bytes += part.bytes;
             c.so_rcvbuf = c.so_rcvbuf.max(part.so_rcvbuf);
+            c.delack_max_us = c.delack_max_us.max(part.delack_max_us);
         }
     }
     counts
@@ -731,6 +744,8 @@ enum Reads {
 struct PacedRead {
     inner: TcpStream,
     reads: Reads,
+    /// Re-arm `TCP_QUICKACK` after every read (`tcp.delayed_ack_enabled = false`).
+    quickack: bool,
     next_ns: u64,
     app: Vec<u8>,
     at: usize,
@@ -741,7 +756,7 @@ impl PacedRead {
     /// Until the first header names the flow (and so how its application reads), only that
     /// header is read.
     fn new(inner: TcpStream) -> PacedRead {
-        PacedRead { inner, reads: Reads::AtOnce, next_ns: 0, app: vec![0; HEADER_LEN], at: 0, end: 0 }
+        PacedRead { inner, reads: Reads::AtOnce, quickack: false, next_ns: 0, app: vec![0; HEADER_LEN], at: 0, end: 0 }
     }
 
     fn set_reads(&mut self, reads: Reads) {
@@ -760,6 +775,9 @@ impl Read for PacedRead {
             let mut app = std::mem::take(&mut self.app);
             let n = self.socket_read(&mut app[..want]);
             self.app = app;
+            if self.quickack {
+                crate::sockopt::quickack(&self.inner);
+            }
             self.at = 0;
             self.end = n?;
         }
@@ -824,7 +842,15 @@ fn tcp_conn(s: TcpStream, mut w: RecordWriter, ctx: DataCtx) -> Vec<FlowCounts> 
         };
         let f = match (ctx.flow_of(&h, Proto::Tcp), flow) {
             (Some(f), None) => {
+                // The flow's receiving socket from its first message on: how its application
+                // reads, and its delayed ACKs (the handshake's own ACKs are the kernel's).
                 r.set_reads(Reads::of(&ctx.flows[f]));
+                r.quickack = ctx.flows[f].quickack;
+                if let Some(us) = ctx.flows[f].delack_max_us {
+                    if crate::sockopt::apply_delack_max(&r.inner, us).is_ok() {
+                        counts[f].delack_max_us = crate::sockopt::delack_max_us(&r.inner).unwrap_or(0) as u64;
+                    }
+                }
                 counts[f].so_rcvbuf = socket2::SockRef::from(&r.inner).recv_buffer_size().unwrap_or(0) as u64;
                 f
             }
@@ -894,7 +920,7 @@ mod tests {
 
     #[test]
     fn flows_with_their_own_receive_buffer_get_a_listener_with_it_up_to_a_bound() {
-        let flow = |id: u32, proto, receive_buffer| FlowSetup { id, name: format!("f{id}"), proto, paced_reads: None, file_reads: None, receive_buffer };
+        let flow = |id: u32, proto, receive_buffer| FlowSetup { id, name: format!("f{id}"), proto, paced_reads: None, file_reads: None, receive_buffer, delack_max_us: None, quickack: false };
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
         let own = own_listeners(ip, &[flow(0, Proto::Tcp, Some(16_384)), flow(1, Proto::Tcp, None), flow(2, Proto::Udp, Some(16_384))]).unwrap();
         assert_eq!(own.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![0], "only TCP flows that set one");

@@ -112,6 +112,12 @@ pub struct MeasureFlow {
     /// TCP: the congestion control the sending socket ran ("reno", "cubic", "bbr"...: the
     /// flow's `tcp.variant` where the file gives one, the host's default otherwise).
     pub tcp_congestion: Option<String>,
+    /// TCP: the receiving socket's delayed-ACK bound (`TCP_DELACK_MAX_US` read back) where the
+    /// flows file sets `tcp.delayed_ack`, ms.
+    pub receiver_delack_max_ms: Option<f64>,
+    /// TCP: the `tcp` fields the flows file writes that no socket option sets, each with what
+    /// sets it on Linux (the run used the host's setting instead).
+    pub tcp_not_applied: Vec<String>,
 }
 
 /// Per-packet tables under construction.
@@ -276,6 +282,8 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
             mf.so_rcvbuf_bytes = m.received.get(i).map(|c| c.so_rcvbuf);
             let n = s.congestion.iter().position(|&b| b == 0).unwrap_or(16);
             mf.tcp_congestion = (n > 0).then(|| String::from_utf8_lossy(&s.congestion[..n]).into_owned());
+            mf.tcp_not_applied = f.not_applied.clone();
+            mf.receiver_delack_max_ms = m.received.get(i).map(|c| c.delack_max_us).filter(|&us| us > 0).map(|us| us as f64 / 1e3);
         }
         mf.send_span_s = span[i].map(|(a, b)| (b - a) as f64 / 1e9);
         measure_flows.push(mf);
@@ -338,6 +346,8 @@ fn measure_flow(name: &str, s: &FlowSent, duplicates: u64, reordered: u64, rtt: 
         so_sndbuf_bytes: None,
         so_rcvbuf_bytes: None,
         tcp_congestion: None,
+        receiver_delack_max_ms: None,
+        tcp_not_applied: Vec::new(),
     }
 }
 

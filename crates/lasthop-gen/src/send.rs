@@ -27,7 +27,7 @@ use crate::ditg::LogWriter;
 use crate::header::{wire_payload, Header, Kind, HEADER_LEN};
 use crate::mmsg::{RecvBatch, SendBatch};
 use crate::pacer::{deadline, realtime_priority, thread_cpu_ns, tighten_timer_slack, wait_until};
-use crate::plan::{FlowPlan, Plan};
+use crate::plan::{SocketTcp, FlowPlan, Plan};
 use crate::records::{Record, RecordKind, RecordWriter};
 use lasthop_core::traffic::{fragments, Schedule};
 use std::io::{self, BufReader, Read, Write};
@@ -155,6 +155,7 @@ fn err(context: &str) -> impl Fn(io::Error) -> String + '_ {
 /// Runs the plan against a receiver. Errors are one line naming what failed.
 pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Progress) -> Result<Measured, String> {
     check_congestion(plan)?;
+    check_socket_settings(plan)?;
     let addr = resolve(&o.to)?;
     let conn = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| format!("--to {}: cannot reach a receiver there: {e}", o.to))?;
     let _ = conn.set_nodelay(true);
@@ -302,7 +303,8 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
         let src = w.local_addr().map_err(err("control connection"))?;
         let addrs = LogAddrs { src, udp_dst: SocketAddr::new(addr.ip(), udp_port), tcp_dst: SocketAddr::new(addr.ip(), tcp_port) };
         let protos: Vec<Proto> = plan.flows.iter().map(|f| f.proto).collect();
-        write_ditg_log(path, &sender_files, &protos, &addrs, epoch_shift(clock)).map_err(|e| format!("--ditg-log: {e}"))?;
+        let echoes = o.meter == Meter::Rtt;
+        write_ditg_log(path, &sender_files, echoes, &protos, &addrs, epoch_shift(clock)).map_err(|e| format!("--ditg-log: {e}"))?;
     }
     Ok(Measured {
         clock,
@@ -322,11 +324,12 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
     })
 }
 
-/// Writes the sent records of `files` as a D-ITG sender log (ITGSend's `-l`).
-fn write_ditg_log(path: &Path, files: &[PathBuf], protos: &[Proto], addrs: &LogAddrs, shift: i128) -> Result<(), crate::ditg::DitgError> {
+/// Writes the sent records of `files` as a D-ITG sender log (ITGSend's `-l`); with `echoes`
+/// (the RTT meter) a UDP flow's echoes, as ITGSend logs them in `-m rttm`.
+fn write_ditg_log(path: &Path, files: &[PathBuf], echoes: bool, protos: &[Proto], addrs: &LogAddrs, shift: i128) -> Result<(), crate::ditg::DitgError> {
     let mut log = LogWriter::create(path)?;
     for f in files {
-        append_records(&mut log, f, RecordKind::Sent, protos, addrs, shift)?;
+        append_records(&mut log, f, RecordKind::Sent, echoes, protos, addrs, shift)?;
     }
     log.finish().map(drop)
 }
@@ -529,6 +532,7 @@ struct TcpJob {
     send_buffer: Option<u64>,
     nodelay: bool,
     congestion: Option<&'static str>,
+    socket: SocketTcp,
 }
 
 impl TcpJob {
@@ -545,6 +549,7 @@ impl TcpJob {
             send_buffer: f.buffers.send,
             nodelay: f.nodelay,
             congestion: f.congestion,
+            socket: f.socket,
         }
     }
 }
@@ -640,6 +645,12 @@ fn check_congestion(plan: &Plan) -> Result<(), String> {
     plan.flows.iter().filter(|f| f.proto == Proto::Tcp).try_for_each(|f| f.congestion.map_or(Ok(()), |cc| congestion_available(&f.name, cc)))
 }
 
+/// Refuses a run whose flows' socket settings this host's kernel would refuse (the sender's
+/// and the receiver's alike: a receiver on another kernel checks its own at setup).
+fn check_socket_settings(plan: &Plan) -> Result<(), String> {
+    plan.flows.iter().filter(|f| f.proto == Proto::Tcp).try_for_each(|f| crate::sockopt::check(&f.name, &f.socket))
+}
+
 fn congestion_available(flow: &str, cc: &str) -> Result<(), String> {
     let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, Some(socket2::Protocol::TCP)).map_err(|e| format!("a TCP socket: {e}"))?;
     s.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
@@ -649,12 +660,14 @@ fn congestion_available(flow: &str, cc: &str) -> Result<(), String> {
 }
 
 /// Connects a TCP flow's socket with the flow's options set first: `SO_SNDBUF` before the
-/// handshake (as an application sets it before `connect()`), Nagle off if asked.
+/// handshake (as an application sets it before `connect()`), Nagle off if asked, the `tcp`
+/// table's MSS and RTO bounds ([`crate::sockopt`]).
 fn tcp_connect(to: SocketAddr, job: &TcpJob) -> std::io::Result<TcpStream> {
     let s = socket2::Socket::new(socket2::Domain::for_address(to), socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
     if let Some(b) = job.send_buffer {
         s.set_send_buffer_size(b as usize)?;
     }
+    crate::sockopt::apply_sender(&s, &job.socket).map_err(|r| r.error)?;
     s.set_nodelay(job.nodelay)?;
     if let Some(cc) = job.congestion {
         s.set_tcp_congestion(cc.as_bytes())?;

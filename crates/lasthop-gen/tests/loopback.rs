@@ -101,7 +101,7 @@ fn garbage_truncated_and_replayed_datagrams_and_bad_control_lines_do_not_stop_th
     let mut r = LineReader::new(BufReader::new(c.try_clone().unwrap()));
     write_msg(&mut c, &Msg::Hello { version: 1, session: 77, token: None, data_port: None }).unwrap();
     let Msg::Welcome { udp_port, .. } = r.read_msg().unwrap() else { panic!("welcome expected") };
-    let flows = vec![FlowSetup { id: 0, name: "f".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None }];
+    let flows = vec![FlowSetup { id: 0, name: "f".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None, delack_max_us: None, quickack: false }];
     write_msg(&mut c, &Msg::Setup { clock: Clock::Monotonic, meter: Meter::Owd, flows, loss_timeout_ns: 200_000_000 }).unwrap();
     assert_eq!(r.read_msg().unwrap(), Msg::Ready { tcp_ports: vec![] });
     let u = UdpSocket::bind("127.0.0.1:0").unwrap();

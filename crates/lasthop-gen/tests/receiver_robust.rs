@@ -93,7 +93,7 @@ fn a_session_that_goes_quiet_after_setup_ends_at_the_idle_limit() {
     let rx = Receiver::start(short_limits());
     let (mut c, mut r) = control(&rx.to);
     assert!(matches!(hello(&mut c, &mut r, 9), Msg::Welcome { .. }));
-    let flows = vec![FlowSetup { id: 0, name: "f".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None }];
+    let flows = vec![FlowSetup { id: 0, name: "f".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None, delack_max_us: None, quickack: false }];
     write_msg(&mut c, &Msg::Setup { clock: Clock::Monotonic, meter: Meter::Owd, flows, loss_timeout_ns: 1 }).unwrap();
     assert_eq!(r.read_msg().unwrap(), Msg::Ready { tcp_ports: vec![] });
     // A probe resets the limit: 3 × 250 ms with probes stays alive past 400 ms.
@@ -168,9 +168,9 @@ fn seeded_streams_of_garbage_cut_and_replayed_datagrams_are_counted_exactly() {
     let (mut c, mut r) = control(&rx.to);
     let Msg::Welcome { udp_port, .. } = hello(&mut c, &mut r, session) else { panic!("welcome expected") };
     let flows = vec![
-        FlowSetup { id: 0, name: "a".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None },
-        FlowSetup { id: 1, name: "b".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None },
-        FlowSetup { id: 2, name: "t".into(), proto: Proto::Tcp, paced_reads: None, file_reads: None, receive_buffer: None },
+        FlowSetup { id: 0, name: "a".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None, delack_max_us: None, quickack: false },
+        FlowSetup { id: 1, name: "b".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None, delack_max_us: None, quickack: false },
+        FlowSetup { id: 2, name: "t".into(), proto: Proto::Tcp, paced_reads: None, file_reads: None, receive_buffer: None, delack_max_us: None, quickack: false },
     ];
     write_msg(&mut c, &Msg::Setup { clock: Clock::Monotonic, meter: Meter::Owd, flows, loss_timeout_ns: 500_000_000 }).unwrap();
     assert_eq!(r.read_msg().unwrap(), Msg::Ready { tcp_ports: vec![] });

@@ -38,8 +38,8 @@ fn aborted_session(to: &str, session: u32, refused: bool) {
     write_msg(&mut c, &Msg::Hello { version: 1, session, token: None, data_port: None }).unwrap();
     let Msg::Welcome { udp_port, tcp_port, .. } = r.read_msg().unwrap() else { panic!("welcome expected") };
     let flows = vec![
-        FlowSetup { id: 0, name: "u".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None },
-        FlowSetup { id: 1, name: "t".into(), proto: Proto::Tcp, paced_reads: None, file_reads: None, receive_buffer: None },
+        FlowSetup { id: 0, name: "u".into(), proto: Proto::Udp, paced_reads: None, file_reads: None, receive_buffer: None, delack_max_us: None, quickack: false },
+        FlowSetup { id: 1, name: "t".into(), proto: Proto::Tcp, paced_reads: None, file_reads: None, receive_buffer: None, delack_max_us: None, quickack: false },
     ];
     write_msg(&mut c, &Msg::Setup { clock: Clock::Monotonic, meter: Meter::Owd, flows, loss_timeout_ns: 100_000_000 }).unwrap();
     assert_eq!(r.read_msg().unwrap(), Msg::Ready { tcp_ports: vec![] });

@@ -268,13 +268,20 @@ tcp = {{ receive_buffer = "{rcv}B", send_buffer = "{snd}B" }}
 """
 
 
-def sleeps_floor_s(kw: dict) -> float:
-    """Hand count: the slower end's Sleeps before the last byte is read — the sender's after each
-    of its 4 096 B send()s but the last, the receiver's after each full app_buffer read but the
-    last (a loopback sender keeps the reader's socket full)."""
+def slower_sleeps(kw: dict) -> tuple[int, float]:
+    """Hand count: the slower end's Sleeps before the last byte is read, (how many, ms each) —
+    the sender's after each of its 4 096 B send()s but the last, the receiver's after each full
+    app_buffer read but the last (a loopback sender keeps the reader's socket full)."""
     total = MEASURE_KB * 1024
     sends, reads = -(-total // 4096), -(-total // kw.get("app_buffer", 8192))
-    return max((sends - 1) * (kw.get("send_delay") or 0), (reads - 1) * (kw.get("receive_delay") or 0)) / 1e3
+    ends = [(sends - 1, kw.get("send_delay") or 0), (reads - 1, kw.get("receive_delay") or 0)]
+    return max(ends, key=lambda e: e[0] * e[1])
+
+
+def sleeps_floor_s(kw: dict) -> float:
+    """The slower end's Sleeps added up (`slower_sleeps`), s."""
+    n, ms_each = slower_sleeps(kw)
+    return n * ms_each / 1e3
 
 
 def measure_experiments(quick: bool) -> dict[tuple, dict]:
@@ -351,6 +358,7 @@ def run_measure(out: Path, quick: bool = False, seeds: list[int] | None = None, 
     table = claims_table(rows)
     pd.DataFrame([{"experiment": _measure_label(k), "measured_ms_mean": mean_ci(ms(measured[k]))[0],
                    "simulated_ms_mean": mean_ci(ms(simulated[k]))[0], "sleeps_floor_ms": sleeps_floor_s(ex[k]) * 1e3,
+                   "sleeps": slower_sleeps(ex[k])[0] if sleeps_floor_s(ex[k]) > 0 else 0,
                    "paper_ms": _measure_paper(k)} for k in ex]).to_csv(out / "measured_vs_simulated.csv", index=False)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     labels = [_measure_label(k).replace(", 469 KB", "") for k in ex]

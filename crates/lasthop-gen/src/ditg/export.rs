@@ -20,13 +20,16 @@
 //!   not keep each datagram's source port; this port is the same at both ends, so ITGDec groups
 //!   a flow's records of the two logs alike, and differs between concurrent sessions).
 //!
-//! Left out: D-ITG's round-trip mode (`-m rttm`, whose sender log carries echoes): echo records
-//! are not exported.
+//! Round trip (`--meter rtt`, D-ITG's `-m rttm`): the sender's log holds what ITGSend's does in
+//! that mode, one record per echo that came back (first copy per sequence number), its receive
+//! time the echo's arrival, so ITGDec prints the round trip as its delay. TCP flows are not
+//! echoed; their sender records stay one-way ones.
 
 use super::record::{LogWriter, PacketLog};
 use super::DitgError;
 use crate::clock::Clock;
 use crate::control::Proto;
+use crate::account::SeqSet;
 use crate::records::{read_records, RecordKind};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -55,12 +58,14 @@ pub fn epoch_shift(clock: Clock) -> i128 {
 }
 
 /// Appends the records of `kind` in the record file `path` to the log: `Sent` records as a
-/// sender's log, `Received` ones as a receiver's. `protos[i]` is flow i's protocol; records
-/// of unknown flows are skipped. Returns the records written.
+/// sender's log, `Received` ones as a receiver's; with `echoes`, a UDP flow's sender log is
+/// its `EchoReceived` records instead (a round-trip run). `protos[i]` is flow i's protocol;
+/// records of unknown flows are skipped. Returns the records written.
 pub fn append_records<W: Write>(
     log: &mut LogWriter<W>,
     path: &Path,
     kind: RecordKind,
+    echoes: bool,
     protos: &[Proto],
     addrs: &LogAddrs,
     shift: i128,
@@ -69,17 +74,25 @@ pub fn append_records<W: Write>(
     let src = addrs.src.ip().to_string();
     let (udp, tcp) = (addrs.udp_dst.ip().to_string(), addrs.tcp_dst.ip().to_string());
     let mut n = 0;
+    let mut echoed: Vec<SeqSet> = Vec::new();
     for r in read_records(path).map_err(|e| DitgError::io(path, e))? {
         let Some(proto) = protos.get(r.flow as usize) else { continue };
-        if r.kind != kind {
+        let wanted = if kind == RecordKind::Sent && echoes && *proto == Proto::Udp { RecordKind::EchoReceived } else { kind };
+        if r.kind != wanted {
             continue;
+        }
+        if wanted == RecordKind::EchoReceived {
+            echoed.resize_with(echoed.len().max(r.flow as usize + 1), SeqSet::default);
+            if !echoed[r.flow as usize].insert(r.seq) {
+                continue; // a duplicate echo
+            }
         }
         let dst = match proto {
             Proto::Udp => (udp.as_str(), addrs.udp_dst.port()),
             Proto::Tcp => (tcp.as_str(), addrs.tcp_dst.port()),
         };
         let tx = day(r.tx_ns);
-        let rx = if kind == RecordKind::Sent { tx } else { day(r.rx_ns) };
+        let rx = if wanted == RecordKind::Sent { tx } else { day(r.rx_ns) };
         log.write_packet(&PacketLog {
             flow_id: r.flow + 1,
             seq: r.seq.wrapping_add(1),
@@ -118,7 +131,7 @@ mod tests {
         let mut bytes = Vec::new();
         let mut log = LogWriter::new(&mut bytes, "x.log");
         // A shift of one day minus 1 s: the same time of day, 1 s earlier.
-        let n = append_records(&mut log, &lhr, RecordKind::Received, &[Proto::Udp, Proto::Tcp], &addrs, 86_399_000_000_000).unwrap();
+        let n = append_records(&mut log, &lhr, RecordKind::Received, false, &[Proto::Udp, Proto::Tcp], &addrs, 86_399_000_000_000).unwrap();
         log.finish().unwrap();
         assert_eq!(n, 1);
         let recs: Vec<_> = LogReader::new(&bytes[..], "x.log").map(Result::unwrap).collect();

@@ -23,6 +23,22 @@
 //! "packet" of a TCP flow is one of its messages, not a segment. The active period of a flow is
 //! its first to its last send time.
 //!
+//! Round trip (`ITGSend -m rttm`): the sender's log then holds one record per echo that came
+//! back, its receive time the echo's arrival (a one-way sender log repeats the send time, so
+//! the two are told apart by the records themselves). Alone, such a log is imported as ITGDec
+//! reads it: each echo a packet sent at tx and received at rx, its delay the round trip, loss
+//! the sequence numbers missing below the highest echoed (out or back alike; the tail is not
+//! counted); the summary's `scenario.delay` says so. With the receiver's log too, the flows
+//! are the one-way ones as usual and each flow's round trip is reported beside them
+//! (`scenario.flows.<flow>.round_trip_ms`, first echo per sequence number), measured right:
+//! from the send time the packet itself carried (the receiver's log has it) to its echo's
+//! arrival. D-ITG's sender log gets the send time wrong whenever the round trip exceeds the
+//! inter-departure time (it pairs the echoed seconds with the µs of the latest packet sent:
+//! a 207 ms stall logged as 0.95 ms); `round_trip_ms_itgdec` keeps its reading and
+//! `echoes_with_wrong_send_time` counts the records it got wrong (off by more than 1 µs).
+//! This keeps each received packet's send time (some 20 bytes a packet), the one import whose
+//! memory grows with the log.
+//!
 //! The records go through the same [`crate::account`] as lasthop's own records do (one
 //! [`FlowAccount`] per flow, one [`account::report`]), so an import and a measured run count
 //! alike.
@@ -34,13 +50,13 @@
 use super::dec::FlowKey;
 use super::record::{LogReader, Record};
 use super::DitgError;
-use crate::account::{self, FlowAccount, FlowEntry};
+use crate::account::{self, FlowAccount, FlowEntry, SeqSet};
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::report::{RunHeader, RunReport, Table, Transport};
 use lasthop_core::{Duration, Time};
 use lasthop_scenario::MAX_INTERVAL_ROWS;
 use serde_json::json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// How to import.
@@ -75,6 +91,22 @@ struct FlowIn {
     gaps: Vec<(u32, u32, Time)>,
     gap_packets: u64,
     not_in_sender_log: u64,
+    /// Round trips from a round-trip sender log imported beside the receiver's log.
+    round_trip: Option<RoundTrip>,
+    /// Send time of each sequence number as the receiver's log gives it (the first copy),
+    /// kept only for a round-trip import with both logs: one entry per record, whatever the
+    /// sequence numbers (a hostile log's 4·10^9 allocates nothing).
+    sent_at: HashMap<u32, Time>,
+}
+
+/// A flow's round trips: from the send time the packet carried, and as ITGDec reads D-ITG's
+/// sender log.
+struct RoundTrip {
+    meter: FlowMeter,
+    itgdec: FlowMeter,
+    /// Sequence numbers already echoed (the first copy counts).
+    echoed: SeqSet,
+    wrong_send_time: u64,
 }
 
 /// Seconds of the day → nanoseconds since the import's time 0 (time of day unwrapped around
@@ -121,6 +153,8 @@ fn header_bytes(r: &Record, transport: Transport) -> u32 {
 
 struct Importer {
     opts: ImportOptions,
+    /// Keep each received packet's send time (a round-trip import with both logs).
+    keep_send_times: bool,
     clock: Clock,
     flows: Vec<FlowIn>,
     index: BTreeMap<FlowKey, usize>,
@@ -133,7 +167,7 @@ impl Importer {
         let i = *self.index.entry(key).or_insert(self.flows.len());
         if i == self.flows.len() {
             let account = FlowAccount::new(FlowMeter::new(self.opts.interval));
-            self.flows.push(FlowIn { key, account, gaps: Vec::new(), gap_packets: 0, not_in_sender_log: 0 });
+            self.flows.push(FlowIn { key, account, gaps: Vec::new(), gap_packets: 0, not_in_sender_log: 0, round_trip: None, sent_at: HashMap::new() });
         }
         &mut self.flows[i]
     }
@@ -149,7 +183,7 @@ impl Importer {
     }
 
     fn receiver_pass(&mut self, path: &Path, with_sender: bool) -> Result<(), DitgError> {
-        let (clock, transport) = (self.clock, self.opts.transport);
+        let (clock, transport, keep) = (self.clock, self.opts.transport, self.keep_send_times);
         each_record(path, |r| {
             self.records += 1;
             let f = self.flow(r);
@@ -179,6 +213,36 @@ impl Importer {
                 }
             }
             f.account.received(rx, tx, r.seq, bytes, r.size as u64);
+            if keep {
+                f.sent_at.insert(r.seq, tx);
+            }
+            Ok(())
+        })
+    }
+
+    /// A round-trip sender log beside the receiver's: each flow's echoes into its round-trip
+    /// meters, from the send time the receiver's log gives (the packet's own) and from the
+    /// sender log's (ITGDec's reading).
+    fn round_trip_pass(&mut self, path: &Path) -> Result<(), DitgError> {
+        let (clock, interval, transport) = (self.clock, self.opts.interval, self.opts.transport);
+        each_record(path, |r| {
+            let f = self.flow(r);
+            let known = f.sent_at.get(&r.seq).copied();
+            let rt = f.round_trip.get_or_insert_with(|| RoundTrip {
+                meter: FlowMeter::new(interval),
+                itgdec: FlowMeter::new(interval),
+                echoed: SeqSet::default(),
+                wrong_send_time: 0,
+            });
+            if !rt.echoed.insert(r.seq) {
+                return Ok(());
+            }
+            let (back, logged_tx) = (clock.at(r.rx.seconds_of_day()), clock.at(r.tx.seconds_of_day()));
+            let bytes = r.size + header_bytes(r, transport);
+            let tx = known.unwrap_or(logged_tx);
+            rt.wrong_send_time += (tx.0.abs_diff(logged_tx.0) > 1_000) as u64;
+            rt.meter.on_received(back, tx, r.seq, bytes);
+            rt.itgdec.on_received(back, logged_tx, r.seq, bytes);
             Ok(())
         })
     }
@@ -234,28 +298,63 @@ fn clock_of(logs: &[&Path]) -> Result<(Clock, f64, usize), DitgError> {
     }
 }
 
-/// Imports a sender log (`-l`) and/or a receiver log (`-x`); at least one.
+/// Whether a sender log was written in D-ITG's round-trip mode (`ITGSend -m rttm`): a record
+/// whose receive time is not its send time is an echo's (a one-way sender log repeats the send
+/// time in every record).
+pub fn is_round_trip_log(path: &Path) -> Result<bool, DitgError> {
+    for r in LogReader::open(path)? {
+        let r = r?;
+        if r.itgdec_valid() && (r.tx.hour, r.tx.minute, r.tx.second.to_bits()) != (r.rx.hour, r.rx.minute, r.rx.second.to_bits()) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Imports a sender log (`-l`, one-way or round-trip) and/or a receiver log (`-x`); at least one.
 pub fn import_logs(sender: Option<&Path>, receiver: Option<&Path>, opts: &ImportOptions) -> Result<Imported, DitgError> {
     let logs: Vec<&Path> = sender.into_iter().chain(receiver).collect();
     if logs.is_empty() {
         return Err(DitgError::Argument("import needs a sender log, a receiver log or both".into()));
     }
+    let round_trip = match sender {
+        Some(s) => is_round_trip_log(s)?,
+        None => false,
+    };
     let (clock, span_s, flows) = clock_of(&logs)?;
     check_interval_rows(opts.interval, span_s, flows)?;
-    let mut im = Importer { opts: *opts, clock, flows: Vec::new(), index: BTreeMap::new(), records: 0 };
-    if let Some(s) = sender {
-        im.sender_pass(s)?;
+    let keep_send_times = round_trip && receiver.is_some();
+    let mut im = Importer { opts: *opts, keep_send_times, clock, flows: Vec::new(), index: BTreeMap::new(), records: 0 };
+    match (sender, receiver) {
+        // The echoes alone: read as ITGDec reads them, each back at its rx.
+        (Some(s), None) if round_trip => im.receiver_pass(s, false)?,
+        (Some(s), _) => im.sender_pass(s)?,
+        (None, _) => {}
     }
     if let Some(r) = receiver {
         im.receiver_pass(r, sender.is_some())?;
     }
     match sender {
-        Some(s) if receiver.is_some() => im.loss_pass(s)?,
+        Some(s) if receiver.is_some() => {
+            im.loss_pass(s)?;
+            if round_trip {
+                im.round_trip_pass(s)?;
+            }
+        }
         _ => im.close_gaps(),
     }
     // One past the last event, so that its interval is reported.
     let end = Time((span_s * 1e9).round() as u64 + 1);
-    Ok(report(im, sender, receiver, end, span_s))
+    let logs = Logs { sender, receiver, round_trip };
+    Ok(report(im, &logs, end, span_s))
+}
+
+/// What was imported, for the summary's description.
+struct Logs<'a> {
+    sender: Option<&'a Path>,
+    receiver: Option<&'a Path>,
+    /// The sender's log is a round-trip one.
+    round_trip: bool,
 }
 
 /// The per-interval table of `flows` flows over `span_s` seconds must keep within the budget
@@ -301,7 +400,8 @@ fn flow_names(flows: &[FlowIn]) -> Vec<String> {
         .collect()
 }
 
-fn report(im: Importer, sender: Option<&Path>, receiver: Option<&Path>, end: Time, span_s: f64) -> Imported {
+fn report(im: Importer, logs: &Logs, end: Time, span_s: f64) -> Imported {
+    let (sender, receiver) = (logs.sender, logs.receiver);
     let names = flow_names(&im.flows);
     let mut notes = serde_json::Map::new();
     let mut entries = Vec::with_capacity(im.flows.len());
@@ -315,10 +415,15 @@ fn report(im: Importer, sender: Option<&Path>, receiver: Option<&Path>, end: Tim
             stop: f.account.last_tx,
             account: &f.account,
         });
-        notes.insert(
-            name.clone(),
-            json!({"flow_id": f.key.flow_id, "duplicates": f.account.duplicates, "received_not_in_sender_log": f.not_in_sender_log}),
-        );
+        let mut note = json!({"flow_id": f.key.flow_id, "duplicates": f.account.duplicates, "received_not_in_sender_log": f.not_in_sender_log});
+        if let Some(rt) = &f.round_trip {
+            let active = Duration(f.account.last_tx.0.saturating_sub(f.account.first_tx.unwrap_or(Time(0)).0));
+            note["round_trip_ms"] = json!(rt.meter.summary(active).delay_ms);
+            note["round_trip_ms_itgdec"] = json!(rt.itgdec.summary(active).delay_ms);
+            note["echoes"] = json!(rt.meter.received_packets());
+            note["echoes_with_wrong_send_time"] = json!(rt.wrong_send_time);
+        }
+        notes.insert(name.clone(), note);
     }
     let both = sender.is_some() && receiver.is_some();
     let configuration = json!({
@@ -327,8 +432,16 @@ fn report(im: Importer, sender: Option<&Path>, receiver: Option<&Path>, end: Tim
         "sender_log": sender.map(|p| p.display().to_string()),
         "receiver_log": receiver.map(|p| p.display().to_string()),
         "tail_loss_counted": both,
+        "meter": if logs.round_trip { "rttm" } else { "owdm" },
+        "delay": if logs.round_trip && !both {
+            "round trip: each echo's arrival at the sender minus its send time (ITGSend -m rttm), as ITGDec reads the sender's log"
+        } else {
+            "one way: receive time minus send time"
+        },
         "loss": if both {
             "sent (sender log) minus received (receiver log), after the last received packet too"
+        } else if logs.round_trip {
+            "echoes missing below the highest sequence number echoed (ITGDec's count: lost on the way out or back alike); loss after the last echo is not counted"
         } else if receiver.is_some() {
             "gaps below the highest sequence number received (ITGDec's count); loss after the last received packet is not counted"
         } else {
