@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -205,20 +206,27 @@ def test_pcap_of_real_packets_at_the_access_point_is_what_it_transmitted(tmp_pat
     # The home WLAN for 3 s, the ftp download started at 0.5 s, with `--pcap AP --pcap AP:N3`:
     # the AP forwards the download inside the emulator (and sends its own video). Each capture
     # is read by tshark (independent of lasthop's writer) and must hold exactly what the AP
-    # transmitted there (at the start of each transmission, no queue drop) and received.
+    # transmitted there (at the start of each transmission, no queue drop) and received. The
+    # captures were streamed to disk during the run (capture.rs) through a spool directory that
+    # goes with the process.
     if shutil.which("tshark") is None:
         pytest.skip("tshark is not installed; scripts/system-deps.sh installs it")
+    spools = set(Path(tempfile.gettempdir()).glob("lh-*-pcap-*"))
     out = subprocess.run([LASTHOP, "emu", "run", "home", "--set", "simulation.duration=3s", "--set", "flows.ftp.start=0.5s",
                           "--pcap", "AP", "--pcap", "AP:N3", "-o", str(tmp_path / "r"), "-q"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+    assert set(Path(tempfile.gettempdir()).glob("lh-*-pcap-*")) <= spools, "the spool directory is removed"
     s = json.loads((tmp_path / "r" / "summary.json").read_text())
     nodes = [n["name"] for n in s["scenario"]["nodes"]]
     n3 = f"10.0.0.{nodes.index('N3') + 1}"
     for spec, name in (("AP", "AP.pcap"), ("AP:N3", "AP-N3.pcap")):
         c = next(c for c in s["emulator"]["captures"] if c["capture"] == spec)
-        read = subprocess.run(["tshark", "-r", str(tmp_path / "r" / name), "-T", "fields", "-e", "ip.src", "-e", "ip.dst", "-e", "frame.len"],
-                              capture_output=True, text=True, check=True).stdout.splitlines()
+        assert c["error"] is None, c
+        read = subprocess.run(["tshark", "-r", str(tmp_path / "r" / name), "-T", "fields", "-e", "ip.src", "-e", "ip.dst", "-e", "frame.len",
+                               "-e", "frame.time_epoch"], capture_output=True, text=True, check=True).stdout.splitlines()
         rows = [line.split("\t") for line in read]
+        times = [float(r[3]) for r in rows]
+        assert times == sorted(times), f"{spec}: records in time order"
         assert len(rows) == c["tx_packets"] + c["rx_packets"], (spec, len(rows), c)
         assert sum(int(r[2]) for r in rows) == c["tx_bytes"] + c["rx_bytes"], (spec, c)
         assert c["tx_packets"] > 100, f"{spec}: the AP forwards the download: {c}"

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -95,7 +98,7 @@ def _signals_to_the_emulator() -> Iterator[None]:
             signal.signal(s, h)
 
 
-def _results(sc: Scenario, out: tuple, wall: float) -> Results:
+def _results(sc: Scenario, out: tuple, wall: float, spool: Path | None = None) -> Results:
     summary_json, raw_tables, emulator_json, sig, captures = out
     core = json.loads(summary_json)
     emulator = json.loads(emulator_json)
@@ -113,7 +116,9 @@ def _results(sc: Scenario, out: tuple, wall: float) -> Results:
         **core,
     }
     res = Results(summary, tables_from_core(raw_tables))
-    res.pcaps = {pcap_file_name(spec): bytes(data) for spec, data in captures}
+    # A capture streamed to its file in `spool` comes back as None: the results point at the file.
+    res.pcaps = {pcap_file_name(spec): bytes(data) if data is not None else (spool / pcap_file_name(spec))
+                 for spec, data in captures}
     return res
 
 
@@ -132,14 +137,28 @@ def run(scenario_or_path: Scenario | str | Path | None = None, *, pcap: Sequence
         raise EmulationError(f"--snaplen {snaplen}: keep at least 1 byte of each packet (e.g. 128 for the headers)")
     if not 0 <= spin_us <= 10_000:
         raise EmulationError(f"--spin-us {spin_us}: between 0 and 10000 µs (e.g. 60)")
+    points = list(dict.fromkeys(pcap or []))
+    # Captures are streamed to files while the run goes (a long capture is never held in
+    # memory); they live in a directory of their own until the results are written, and go
+    # with the results object.
+    spool = Path(tempfile.mkdtemp(prefix=f"lh-{os.getpid()}-pcap-")) if points else None
+    files = [str(spool / pcap_file_name(p)) for p in points] if spool else []
     t0 = time.perf_counter()
-    with _signals_to_the_emulator():
-        emu = _core.Emulation(sc.text, sc.file, list(sc.overrides.items()), flows=True, timed=True, handle_signals=True,
-                              pcap=list(dict.fromkeys(pcap or [])), snaplen=snaplen, spin_us=float(spin_us))
-        while not emu.wait(0.2):
-            pass
-        out = emu.finish()
-    return _results(sc, out, time.perf_counter() - t0)
+    try:
+        with _signals_to_the_emulator():
+            emu = _core.Emulation(sc.text, sc.file, list(sc.overrides.items()), flows=True, timed=True, handle_signals=True,
+                                  pcap=points, snaplen=snaplen, spin_us=float(spin_us), pcap_files=files)
+            while not emu.wait(0.2):
+                pass
+            out = emu.finish()
+        res = _results(sc, out, time.perf_counter() - t0, spool)
+    except BaseException:
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
+        raise
+    if spool is not None:
+        weakref.finalize(res, shutil.rmtree, spool, True)
+    return res
 
 
 def shell(scenario_or_path: Scenario | str | Path | None, node: str | None, command: Sequence[str], *, flows: bool = False, **overrides: Any) -> int:

@@ -250,7 +250,8 @@ class Results:
         self._tables = tables
         self.directory = directory
         # pcap captures requested with run(..., pcap=[...]): file name -> bytes
-        self.pcaps: dict[str, bytes] = {}
+        # pcap files: their bytes, or the file a streamed capture was written to.
+        self.pcaps: dict[str, bytes | Path] = {}
         # files copied in as they are (a measured run's records): relative name -> source path
         self.files: dict[str, Path] = {}
 
@@ -314,7 +315,10 @@ class Results:
             pq.write_table(self._tables[name], d / "traces" / f"{stem}.parquet")
         (d / "traces" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         for name, data in self.pcaps.items():
-            (d / safe_name(name)).write_bytes(data)
+            if isinstance(data, Path):
+                shutil.copyfile(data, d / safe_name(name))
+            else:
+                (d / safe_name(name)).write_bytes(data)
         for rel, src in self.files.items():
             dest = d.joinpath(*(safe_name(part) for part in rel.split("/")))
             dest.parent.mkdir(parents=True, exist_ok=True)

@@ -85,6 +85,9 @@ pub struct EmuOptions {
     pub handle_signals: bool,
     /// Capture points, `node` or `node:neighbour` (`lasthop run --pcap`'s vocabulary).
     pub pcap: Vec<String>,
+    /// Where each capture of `pcap` is written as the run goes (same order); a capture
+    /// without a file is kept in memory and returned by `finish`.
+    pub pcap_files: Vec<std::path::PathBuf>,
     /// Bytes kept of each captured packet (None: all of them).
     pub snaplen: Option<usize>,
     /// Poll instead of sleeping for this long before each due event: releases stop waiting for
@@ -95,7 +98,7 @@ pub struct EmuOptions {
 impl EmuOptions {
     /// A timed run of the scenario's flows, stopped early by SIGINT/SIGTERM, no captures.
     pub fn run() -> EmuOptions {
-        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), snaplen: None, spin: std::time::Duration::ZERO }
+        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), pcap_files: Vec::new(), snaplen: None, spin: std::time::Duration::ZERO }
     }
 }
 
@@ -107,8 +110,8 @@ pub struct EmuOutput {
     pub emulator: serde_json::Value,
     /// The signal that ended the run, if one did.
     pub signal: Option<i32>,
-    /// Each capture as written (`node` or `node:neighbour`) and its pcap file's bytes.
-    pub captures: Vec<(String, Vec<u8>)>,
+    /// [(capture point, the pcap file's bytes; None when it was streamed to its file)].
+    pub captures: Vec<(String, Option<Vec<u8>>)>,
 }
 
 /// A running emulation.
@@ -140,12 +143,16 @@ impl Emulation {
         }
         refuse_unsupported(&scenario)?;
         let mut specs: Vec<capture::CaptureSpec> = Vec::new();
-        for spec in &opts.pcap {
+        let mut files = Vec::new();
+        for (i, spec) in opts.pcap.iter().enumerate() {
             let c = capture::CaptureSpec::parse(&scenario, spec).map_err(EmuError::BadOption)?;
             if !specs.contains(&c) {
                 specs.push(c);
+                files.extend(opts.pcap_files.get(i).cloned());
             }
         }
+        // Files are created before any namespace: one that cannot be is refused with nothing to undo.
+        let mut captures = capture::Captures::new(specs, &files, 0, opts.snaplen.unwrap_or(usize::MAX)).map_err(EmuError::BadOption)?;
         let stale_removed = netns::clean_stale()?;
         let pid = std::process::id();
         let net = Network::new(&scenario, &RngStreams::new(scenario.simulation.seed));
@@ -193,7 +200,7 @@ impl Emulation {
         let origin_mono_ns = lasthop_gen::clock::mono_ns() + lead.as_nanos() as u64;
         let t0 = Instant::now() + lead;
         let epoch_ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        let captures = capture::Captures::new(specs, epoch_ns, opts.snaplen.unwrap_or(usize::MAX));
+        captures.epoch_ns = epoch_ns;
         let models = if opts.flows { model::model_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu) } else { Vec::new() };
         let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
         driver.set_spin(opts.spin);
@@ -628,6 +635,7 @@ fn output(
     }
     let mut all = vec![intervals];
     all.extend(tables);
+    let captures = driver.captures.finish();
     let mut emulator = emulator_json(&driver.stats, apps, &driver.captures, &names);
     let m = driver.mechanisms.stats;
     emulator["processors"] = serde_json::json!({
@@ -649,7 +657,6 @@ fn output(
             "max_retransmissions": a.max_retransmissions, "live": a.live(),
         }))
         .collect();
-    let captures = driver.captures.list.iter().map(|c| (c.spec.spec.clone(), c.pcap.file())).collect();
     EmuOutput { report, tables: all, emulator, signal, captures }
 }
 
@@ -694,6 +701,7 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture:
             "peer": c.spec.peer.map(|p| names[p as usize].clone()),
             "tx_packets": c.tx.packets, "tx_bytes": c.tx.bytes,
             "rx_packets": c.rx.packets, "rx_bytes": c.rx.bytes,
+            "error": c.error,
         })).collect::<Vec<_>>(),
     })
 }

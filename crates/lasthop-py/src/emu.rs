@@ -27,9 +27,10 @@ impl PyEmulation {
     /// Starts it: `flows` runs the scenario's flows, `timed` stops at its duration,
     /// `handle_signals` stops on SIGINT/SIGTERM, `pcap` lists capture points (`node` or
     /// `node:neighbour`), `snaplen` cuts captured packets, `spin_us` polls instead of sleeping
-    /// that long before each due event.
+    /// that long before each due event, `pcap_files` are where the captures are streamed (in
+    /// `pcap`'s order; a capture without one is returned by `finish`).
     #[new]
-    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0))]
+    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0, pcap_files=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -42,10 +43,11 @@ impl PyEmulation {
         pcap: Vec<String>,
         snaplen: Option<usize>,
         spin_us: f64,
+        pcap_files: Vec<std::path::PathBuf>,
     ) -> PyResult<Self> {
         let scenario = scenario_from(text, file, overrides)?;
         let spin = std::time::Duration::from_nanos((spin_us.clamp(0.0, 10_000.0) * 1e3) as u64);
-        let opts = EmuOptions { flows, timed, handle_signals, pcap, snaplen, spin };
+        let opts = EmuOptions { flows, timed, handle_signals, pcap, pcap_files, snaplen, spin };
         let emu = py.allow_threads(|| Emulation::start(scenario, &opts)).map_err(emu_err)?;
         Ok(PyEmulation { emu: Some(emu) })
     }
@@ -79,13 +81,14 @@ impl PyEmulation {
     }
 
     /// Stops everything, removes the namespaces and returns (summary JSON, tables, emulator
-    /// JSON, the signal that ended the run or None, [(capture point, pcap bytes)]).
+    /// JSON, the signal that ended the run or None, [(capture point, pcap bytes, or None for a
+    /// capture streamed to its file)]).
     #[allow(clippy::type_complexity)]
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>, String, Option<i32>, Vec<(String, Bound<'py, PyBytes>)>)> {
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>, String, Option<i32>, Vec<(String, Option<Bound<'py, PyBytes>>)>)> {
         let emu = self.emu.take().ok_or_else(|| EmulationError::new_err("this emulation has already finished"))?;
         let out = py.allow_threads(|| emu.finish()).map_err(emu_err)?;
         let tables = tables_to_py(py, &out.tables)?;
-        let captures = out.captures.iter().map(|(spec, bytes)| (spec.clone(), PyBytes::new(py, bytes))).collect();
+        let captures = out.captures.iter().map(|(spec, bytes)| (spec.clone(), bytes.as_ref().map(|b| PyBytes::new(py, b)))).collect();
         Ok((out.report.to_json(), tables, out.emulator.to_string(), out.signal, captures))
     }
 }
