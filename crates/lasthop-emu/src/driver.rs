@@ -224,6 +224,8 @@ enum Due {
     TcpOpen { m: u32 },
     /// A timer of endpoint `side` of modelled TCP flow `m`.
     TcpTimer { m: u32, side: u8 },
+    /// Modelled TCP flow `m`'s message source has its next message.
+    TcpMessage { m: u32 },
 }
 
 /// The emulated network between the TUN devices.
@@ -302,6 +304,9 @@ impl Driver {
             if t.start < t.stop {
                 self.schedule(t.start, Due::TcpOpen { m: self.tcps.len() as u32 });
             }
+            if let Some(at) = t.next_message() {
+                self.schedule(at, Due::TcpMessage { m: self.tcps.len() as u32 });
+            }
             self.tcps.push(t);
         }
     }
@@ -358,6 +363,7 @@ impl Driver {
                     Due::Depart { model } => self.depart(model as usize, at),
                     Due::TcpOpen { m } => self.tcp_open(m as usize, at),
                     Due::TcpTimer { m, side } => self.tcp_timer(m as usize, side as usize, at),
+                    Due::TcpMessage { m } => self.tcp_message(m as usize, at),
                 }
             }
             let now = self.model_now.max(now);
@@ -724,6 +730,21 @@ impl Driver {
         self.tcp_app(m, side, &mut segs, at);
         self.tcp_send(m, side, &mut segs, at);
         self.segs = segs;
+    }
+
+    /// Modelled TCP flow `m`'s message source writes its next message; the one after is
+    /// scheduled.
+    fn tcp_message(&mut self, m: usize, at: Time) {
+        if at >= self.end {
+            return; // as in the simulator, nothing is sent at the run's last instant
+        }
+        let mut segs = std::mem::take(&mut self.segs);
+        self.tcps[m].message(at, &mut segs);
+        self.tcp_send(m, 0, &mut segs, at);
+        self.segs = segs;
+        if let Some(next) = self.tcps[m].next_message() {
+            self.schedule(next, Due::TcpMessage { m: m as u32 });
+        }
     }
 
     fn tcp_timer(&mut self, m: usize, side: usize, at: Time) {

@@ -381,9 +381,10 @@ pub fn run(scenario: Scenario) -> Result<EmuOutput, EmuError> {
 fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
     // A kernel TCP flow here is a byte transfer written as fast as the socket takes it; a
     // message source over TCP, paced reads or Hur & Hong's file loop would silently become one.
+    // A modelled one (world = "model") runs the simulator's writer, message sources included.
     let mut tcp_apps = Vec::new();
     for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.transport() == Transport::Tcp) {
-        let transfer = matches!(f.app, lasthop_scenario::App::Bulk { .. } | lasthop_scenario::App::File { .. });
+        let transfer = matches!(f.app, lasthop_scenario::App::Bulk { .. } | lasthop_scenario::App::File { .. }) || f.world == FlowWorld::Model;
         let paced = f.tcp.as_ref().is_some_and(|p| p.read_rate.is_some());
         if !transfer || paced || s.uses_file_loop(f) {
             tcp_apps.push(format!("flows[{i}] ({:?}).app", f.name));
@@ -404,7 +405,10 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
         what.push(format!("the receiver-side advertised window of paper 004 on a modelled (world = \"model\") receiver: {}", awnd.join(", ")));
     }
     if !tcp_apps.is_empty() {
-        what.push(format!("TCP applications other than plain bulk or file transfers (message sources, paced reads, the file loop): {}", tcp_apps.join(", ")));
+        what.push(format!(
+            "TCP applications other than plain bulk or file transfers (message sources on a kernel TCP, paced reads, the file loop): {}",
+            tcp_apps.join(", ")
+        ));
     }
     if what.is_empty() {
         return Ok(());

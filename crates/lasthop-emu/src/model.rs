@@ -17,14 +17,15 @@
 //! configures them, ISNs from the same stream), driven by the emulator's clock: its segments
 //! become real IPv4/TCP packets (options and all) on the hops, an arriving one is parsed back
 //! into the endpoint's segment, and the endpoints' timers are the driver's wakes. The sending
-//! application is a greedy writer (`bulk`, or `bytes` of it); the receiving one reads at once.
+//! application is the simulator's `Writer`: greedy (`bulk`), `bytes` of it, or a message source
+//! (CBR, on/off, video... over TCP: each message joins the backlog when the simulator's schedule
+//! says, same draws); the receiving one reads at once.
 //!
-//! Left out: modelled TCP message sources, paced reads and the file loop (refused by name, as
-//! for real TCP flows).
+//! Left out: paced reads and the file loop (refused by name, as for real TCP flows).
 
 use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;
-use lasthop_core::traffic::{fragments, Schedule};
+use lasthop_core::traffic::{fragments, Schedule, Writer};
 use lasthop_core::{Time, wire};
 use lasthop_scenario::{FlowWorld, Scenario, Topology, Transport};
 use lasthop_sim::tcp::{Segment, TcpSocket};
@@ -127,8 +128,12 @@ pub struct ModelTcp {
     pub stop: Time,
     /// Endpoint 0 the client (sender), 1 the server (receiver).
     pub ends: [TcpSocket; 2],
-    /// Bytes the writer has still to write (None: until the stop).
-    left: Option<u64>,
+    /// The sending application: greedy, a byte count, or a message source's backlog.
+    writer: Writer,
+    /// A message source's departures (the simulator's: same draws), from `start`.
+    messages: Option<Schedule>,
+    /// The message source has reached its stop.
+    source_stopped: bool,
     closed: bool,
     /// The wake each endpoint's timer is scheduled for.
     pub timer_at: [Option<Time>; 2],
@@ -151,25 +156,46 @@ impl ModelTcp {
         self.write(now, out);
     }
 
-    /// The greedy writer fills the client's send buffer; closes after its bytes, or at the stop.
+    /// The writer fills the client's send buffer with what it wants (everything, its bytes
+    /// left, or its queued messages); a greedy or sized transfer closes at the stop, a message
+    /// source once its last message is in (as the simulator's `Writer`).
     pub fn write(&mut self, now: Time, out: &mut Vec<Segment>) {
         if self.closed {
             return;
         }
-        if now >= self.stop || self.left == Some(0) {
+        if now >= self.stop && self.messages.is_none() {
             self.closed = true;
             self.ends[0].close(now, out);
             return;
         }
-        let want = self.left.unwrap_or(u64::MAX);
-        let n = self.ends[0].write(now, want, out);
-        if let Some(l) = &mut self.left {
-            *l -= n;
-            if *l == 0 {
-                self.closed = true;
-                self.ends[0].close(now, out);
-            }
+        let want = self.writer.wants();
+        if want > 0 {
+            let n = self.ends[0].write(now, want, out);
+            self.writer.wrote(n);
         }
+        if self.writer.finished() {
+            self.closed = true;
+            self.ends[0].close(now, out);
+        }
+    }
+
+    /// When the message source acts next: its next message, or its stop (once).
+    pub fn next_message(&self) -> Option<Time> {
+        let m = self.messages.as_ref()?;
+        (!self.source_stopped).then(|| (self.start + m.due().at).min(self.stop))
+    }
+
+    /// The next message joins the writer's backlog (and as much as fits goes into the socket);
+    /// at the stop the source ends and only drains its backlog (as the simulator's `Writer`).
+    pub fn message(&mut self, now: Time, out: &mut Vec<Segment>) {
+        let Some(m) = self.messages.as_mut() else { return };
+        if now >= self.stop {
+            self.source_stopped = true;
+            self.writer.stop();
+        } else {
+            self.writer.queue(m.pop().bytes as u64);
+        }
+        self.write(now, out);
     }
 
     /// The receiving application reads all it can; returns the bytes read.
@@ -209,7 +235,8 @@ pub fn segment_of(bytes: &[u8]) -> Option<Segment> {
     Some(Segment { hdr: h.tcp, payload_len: h.payload_len })
 }
 
-/// The scenario's modelled TCP flows (bulk or byte transfers: the caller refuses the others).
+/// The scenario's modelled TCP flows (bulk, byte transfers and message sources: the caller
+/// refuses paced reads and the file loop).
 pub fn model_tcp_flows(s: &Scenario, first_sport: u16, first_dport: u16, mtu: u32) -> Vec<ModelTcp> {
     let topo = Topology::new(s);
     let rng = RngStreams::new(s.simulation.seed);
@@ -229,10 +256,6 @@ pub fn model_tcp_flows(s: &Scenario, first_sport: u16, first_dport: u16, mtu: u3
             let mut server = TcpSocket::new(cfg, SeqNum(rand_core::RngCore::next_u32(&mut isn)));
             server.listen();
             let app = lasthop_scenario::build::traffic::flow_app(s, f, &rng);
-            let left = match app.transfer.volume {
-                lasthop_core::traffic::Volume::Bytes(b) => Some(b),
-                _ => None,
-            };
             ModelTcp {
                 flow: i as u32,
                 src: topo.index(f.src.get_ref()).expect("validated") as u32,
@@ -243,7 +266,9 @@ pub fn model_tcp_flows(s: &Scenario, first_sport: u16, first_dport: u16, mtu: u3
                 start: Time(f.start_time(&rng).0.min(end)),
                 stop: Time(f.stop.map_or(end, |t| t.0.min(end))),
                 ends: [client, server],
-                left,
+                writer: Writer::new(app.transfer.volume),
+                messages: app.messages,
+                source_stopped: false,
                 closed: false,
                 timer_at: [None, None],
             }
