@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import pyarrow.parquet as pq
+
 from lasthop import _core
 from lasthop.files import check_output
 from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
@@ -96,6 +98,28 @@ def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str |
                                      float(idle_timeout)))
 
 
+class _PacketSpool:
+    """Per-packet tables arriving in pieces, each table appended to a Parquet file of its own."""
+
+    def __init__(self, directory: Path):
+        directory.mkdir()
+        self.directory = directory
+        self.files: dict[str, Path] = {}
+        self._writers: dict[str, pq.ParquetWriter] = {}
+
+    def add(self, raw) -> None:
+        ((name, table),) = tables_from_core([raw]).items()
+        w = self._writers.get(name)
+        if w is None:
+            self.files[name] = self.directory / f"{len(self.files)}.parquet"
+            w = self._writers[name] = pq.ParquetWriter(self.files[name], table.schema)
+        w.write_table(table)
+
+    def close(self) -> None:
+        for w in self._writers.values():
+            w.close()
+
+
 def send(
     to: str,
     flows: str | Path | None = None,
@@ -148,8 +172,11 @@ def send(
     work = Path(tempfile.mkdtemp(prefix="lasthop-gen-"))
     try:
         t0 = time.perf_counter()
+        # Written to `out`, the per-packet tables stream to Parquet files piece by piece (no
+        # bound on a run's packets); kept in memory otherwise (at most 4 M planned packets).
+        stream = packets and out is not None
         g = _core.GenSend(text, file, to, str(work), meter, token, duration, seed, loss_timeout, packets, data_port, realtime,
-                         None if ditg_log is None else str(ditg_log), spin_us, gso)
+                         None if ditg_log is None else str(ditg_log), spin_us, gso, stream_packets=stream)
         while not g.finished():
             try:
                 time.sleep(0.1)
@@ -157,7 +184,12 @@ def send(
                     progress(*g.progress())
             except KeyboardInterrupt:
                 g.stop()
-        summary_json, raw_tables, measure_json, files = g.wait()
+        spool = _PacketSpool(work / "packet-tables") if stream else None
+        try:
+            summary_json, raw_tables, measure_json, files = g.wait(spool.add if spool else None)
+        finally:
+            if spool is not None:
+                spool.close()
         wall = time.perf_counter() - t0
         core = json.loads(summary_json)
         name = core["scenario"].get("simulation", {}).get("name") or (Path(file).stem if flows is not None else "ditg-flags")
@@ -174,12 +206,17 @@ def send(
             "measure": {**json.loads(measure_json), "sender_cpus": sorted(os.sched_getaffinity(0))},
         }
         res = Results(summary, tables_from_core(raw_tables))
+        if spool is not None:
+            res.trace_files = dict(spool.files)
         res.files = {f"records/{Path(f).name}": Path(f) for f in files}
         if out is not None:
             if writing is not None:
                 writing()
             res.write(out, force=force, report=report, progress=report_progress)
         res.files = {}  # the work directory goes; the copies in `out` stay
+        if spool is not None:  # the streamed tables too: from now on, read from `out`
+            index = json.loads((Path(out) / "traces" / "index.json").read_text())
+            res.trace_files = {name: Path(out) / "traces" / f"{stem}.parquet" for stem, name in index.items() if name in res.trace_files}
         return res
     finally:
         shutil.rmtree(work, ignore_errors=True)

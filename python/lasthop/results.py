@@ -254,6 +254,9 @@ class Results:
         self.pcaps: dict[str, bytes | Path] = {}
         # files copied in as they are (a measured run's records): relative name -> source path
         self.files: dict[str, Path] = {}
+        # traces kept in Parquet files rather than in memory (a measured run's per-packet
+        # tables, streamed as they were computed): trace name -> file
+        self.trace_files: dict[str, Path] = {}
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -265,16 +268,19 @@ class Results:
 
     @property
     def traces(self) -> list[str]:
-        return [n for n in self._tables if n != "intervals"]
+        return [n for n in self._tables if n != "intervals"] + [n for n in self.trace_files if n not in self._tables]
+
+    def _trace_table(self, name: str) -> pa.Table:
+        return self._tables[name] if name in self._tables else pq.read_table(self.trace_files[name])
 
     def trace(self, name: str) -> pd.DataFrame:
         """A requested trace by name (``"tcp/bulk"``, ``"queue/bottleneck:router->receiver"``)
         or by file stem; a link name alone (``"bottleneck"``) works when it is unambiguous."""
-        if name in self._tables:
-            return self._tables[name].to_pandas()
+        if name in self._tables or name in self.trace_files:
+            return self._trace_table(name).to_pandas()
         matches = [n for n in self.traces if trace_file_stem(n) == name or n.startswith(f"queue/{name}:")]
         if len(matches) == 1:
-            return self._tables[matches[0]].to_pandas()
+            return self._trace_table(matches[0]).to_pandas()
         raise KeyError(f"no trace {name!r}; available: {', '.join(self.traces) or 'none (add [probes] to the scenario)'}")
 
     def flow(self, name: str) -> dict:
@@ -312,7 +318,10 @@ class Results:
             if stem in index:  # two names made the same by safe_name: the hash tells them apart
                 stem = f"{stem}-{name_digest(name)}"
             index[stem] = name
-            pq.write_table(self._tables[name], d / "traces" / f"{stem}.parquet")
+            if name in self._tables:
+                pq.write_table(self._tables[name], d / "traces" / f"{stem}.parquet")
+            else:
+                shutil.copyfile(self.trace_files[name], d / "traces" / f"{stem}.parquet")
         (d / "traces" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         for name, data in self.pcaps.items():
             if isinstance(data, Path):

@@ -101,7 +101,7 @@ pub fn start(
     let sender = spawn_in_namespace(src_ns, format!("gen-send-{index}"), move || {
         let measured = send(&mut plan, &o, &s, &Progress::default());
         receiver_stop.store(true, Ordering::Relaxed);
-        let out = measured.and_then(|m| compute(&plan, &m, false));
+        let out = measured.and_then(|m| compute(&plan, &m, lasthop_gen::results::PacketTables::Off));
         let _ = std::fs::remove_dir_all(&work_dir);
         out.map_err(|e| format!("flow {name:?}: {e}"))
     })?;

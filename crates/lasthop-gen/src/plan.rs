@@ -151,18 +151,21 @@ impl Plan {
     }
 }
 
-/// The most packets whose per-packet tables (`--packets`) a run builds: they are held in
-/// memory at the end, about 500 bytes a packet for both ends' tables (measured: 10 kpkt/s for
-/// 30 s peaked 156 MiB above the same run without them), so 4 M packets ≈ 2 GB. The records of
-/// every packet stream to disk whatever the tables.
+/// The most packets whose per-packet tables a run keeps in memory: about 500 bytes a packet
+/// for both ends' tables (measured: 10 kpkt/s for 30 s peaked 156 MiB above the same run
+/// without them), so 4 M packets ≈ 2 GB. A run written to a directory (the CLI's `--out`,
+/// the API's `out=`) streams its tables to Parquet in pieces instead and has no such bound;
+/// the records of every packet stream to disk whatever the tables.
 pub const MAX_PACKET_TABLE_ROWS: u64 = 4_000_000;
 
-/// Refuses, before anything is sent, a run whose per-packet tables would not fit the budget.
+/// Refuses, before anything is sent, a run whose per-packet tables would be kept in memory
+/// beyond the budget.
 pub fn check_packet_tables(planned: Option<u64>) -> Result<(), String> {
     match planned {
         Some(n) if n > MAX_PACKET_TABLE_ROWS => Err(format!(
-            "--packets: the per-packet tables of the {n} packets this run plans would take about {:.1} GB of memory (at most {MAX_PACKET_TABLE_ROWS} packets); \
-             pass --no-packets (records/ still keeps every packet of both ends on disk, and every metric is computed) or a shorter --duration",
+            "the per-packet tables of the {n} packets this run plans would take about {:.1} GB of memory kept there (at most {MAX_PACKET_TABLE_ROWS} packets); \
+             give the results a directory to stream them to (out=...), or pass packets=False (records/ still keeps every packet of both ends on disk, \
+             and every metric is computed), or a shorter duration",
             n as f64 * 500.0 / 1e9
         )),
         _ => Ok(()),
@@ -399,7 +402,7 @@ mod tests {
         assert_eq!(count(30_000), Some(300_000));
         assert_eq!(check_packet_tables(count(30_000)), Ok(()));
         let e = check_packet_tables(count(500_000)).unwrap_err();
-        assert!(e.contains("5000000 packets") && e.contains("--no-packets") && e.contains("2.5 GB"), "{e}");
+        assert!(e.contains("5000000 packets") && e.contains("out=...") && e.contains("packets=False") && e.contains("2.5 GB"), "{e}");
         assert_eq!(check_packet_tables(None), Ok(()), "a byte transfer's count is unknown");
     }
 

@@ -130,6 +130,37 @@ struct PacketCols {
     outcome: Vec<String>,
 }
 
+/// Rows of a per-packet table handed over at a time when the tables are streamed.
+pub const PACKET_CHUNK_ROWS: usize = 1 << 16;
+
+/// What becomes of the per-packet tables (`packets/<flow>`, `packets/<flow>/receiver`).
+pub enum PacketTables<'a> {
+    /// Not built.
+    Off,
+    /// Built whole, with the other tables (a run's memory then grows with its packets).
+    InMemory,
+    /// Handed to `sink` in pieces of at most `rows` rows ([`PACKET_CHUNK_ROWS`] in the
+    /// bindings) as they fill (each table's pieces in order, at least one per table), so memory
+    /// stays bounded: what remains is the receive time of each packet sent, 8 bytes a packet.
+    Streamed { rows: usize, sink: &'a mut dyn FnMut(Table) -> Result<(), String> },
+}
+
+impl PacketTables<'_> {
+    fn wanted(&self) -> bool {
+        !matches!(self, PacketTables::Off)
+    }
+
+    /// Hands `c` over if it is full (or, with `last`, whatever it holds).
+    fn spill(&mut self, c: &mut PacketCols, name: &str, last: bool) -> Result<(), String> {
+        if let PacketTables::Streamed { rows, sink } = self {
+            if last || c.seq.len() >= (*rows).max(1) {
+                sink(std::mem::take(c).table(name.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl PacketCols {
     fn table(self, name: String) -> Table {
         let mut t = Table::new(name);
@@ -142,9 +173,11 @@ impl PacketCols {
     }
 }
 
-/// Computes the report and tables. `packets`: also the per-packet tables of both ends
-/// ("packets/<flow>" by the sender's records, "packets/<flow>/receiver" in arrival order).
-pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, String> {
+/// Computes the report and tables; the per-packet tables of both ends ("packets/<flow>" by
+/// the sender's records, "packets/<flow>/receiver" in arrival order) as `packet_tables` says.
+pub fn compute(plan: &Plan, m: &Measured, mut packet_tables: PacketTables) -> Result<GenOutput, String> {
+    let packets = packet_tables.wanted();
+    let names: Vec<(String, String)> = plan.flows.iter().map(|f| (format!("packets/{}", f.name), format!("packets/{}/receiver", f.name))).collect();
     let n = plan.flows.len();
     let rel = |ns: u64| Time(ns.saturating_sub(m.origin_ns));
     let rx_rel = |rx: u64| rel((rx as i128 - m.offset.offset_ns as i128).max(0) as u64);
@@ -205,6 +238,7 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
                     *x = secs(now);
                 }
             }
+            packet_tables.spill(c, &names[f].1, false)?;
         }
         if first {
             end = end.max(now);
@@ -238,6 +272,7 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
                             (false, true) => "in_flight",
                         }
                         .into());
+                        packet_tables.spill(c, &names[fi].0, false)?;
                     }
                 }
                 RecordKind::EchoReceived => {
@@ -306,9 +341,14 @@ pub fn compute(plan: &Plan, m: &Measured, packets: bool) -> Result<GenOutput, St
     let (mut report, mut tables, in_flight) = account::report(header, &entries, plan.interval, end, connection);
     report.header.packets_in_network_at_end = in_flight;
     if packets {
-        for ((f, s), r) in plan.flows.iter().zip(send_cols).zip(recv_cols) {
-            tables.push(s.table(format!("packets/{}", f.name)));
-            tables.push(r.table(format!("packets/{}/receiver", f.name)));
+        for ((mut s, mut r), (sn, rn)) in send_cols.into_iter().zip(recv_cols).zip(names) {
+            if let PacketTables::Streamed { .. } = packet_tables {
+                packet_tables.spill(&mut s, &sn, true)?;
+                packet_tables.spill(&mut r, &rn, true)?;
+            } else {
+                tables.push(s.table(sn));
+                tables.push(r.table(rn));
+            }
         }
     }
     let measure = MeasureReport {

@@ -33,7 +33,7 @@ fn a_cbr_flow_of_200_packets_arrives_whole_with_small_positive_delays() {
     let o = opts(&to, Meter::Rtt, "cbr");
     let m = send(&mut plan, &o, &AtomicBool::new(false), &Progress::default()).unwrap();
     rx.join().unwrap();
-    let out = compute(&plan, &m, true).unwrap();
+    let out = compute(&plan, &m, lasthop_gen::results::PacketTables::InMemory).unwrap();
     let f = &out.report.flows[0];
     assert_eq!((f.forward.sent_packets, f.forward.received_packets, f.forward.lost_packets), (200, 200, 0));
     assert_eq!(f.forward.sent_bytes, 200 * (100 + 28), "payload + UDP/IPv4 headers");
@@ -45,6 +45,34 @@ fn a_cbr_flow_of_200_packets_arrives_whole_with_small_positive_delays() {
     assert!(rtt.min.unwrap() >= d.min.unwrap(), "a round trip is at least the one-way delay: {rtt:?} vs {d:?}");
     assert_eq!(mf.echo_lost, Some(0));
     assert_eq!(out.tables.iter().find(|t| t.name == "packets/v").unwrap().rows(), 200);
+    // Streamed in pieces of 7 rows: 200 rows → 28 full pieces and one of 4 per table (hand
+    // count), which put together are the tables built whole; no per-packet table stays behind.
+    let mut pieces: Vec<lasthop_core::report::Table> = Vec::new();
+    let mut sink = |t| {
+        pieces.push(t);
+        Ok(())
+    };
+    let streamed = compute(&plan, &m, lasthop_gen::results::PacketTables::Streamed { rows: 7, sink: &mut sink }).unwrap();
+    assert!(streamed.tables.iter().all(|t| !t.name.starts_with("packets/")));
+    for name in ["packets/v", "packets/v/receiver"] {
+        let mine: Vec<_> = pieces.iter().filter(|t| t.name == name).collect();
+        assert_eq!(mine.iter().map(|t| t.rows()).collect::<Vec<_>>(), [vec![7; 28], vec![4]].concat(), "{name}");
+        let whole = out.tables.iter().find(|t| t.name == name).unwrap();
+        let mut joined = mine[0].clone();
+        for t in &mine[1..] {
+            for ((_, a), (_, b)) in joined.columns.iter_mut().zip(&t.columns) {
+                use lasthop_core::report::Column::*;
+                match (a, b) {
+                    (F64(a), F64(b)) => a.extend(b),
+                    (OptF64(a), OptF64(b)) => a.extend(b),
+                    (U64(a), U64(b)) => a.extend(b),
+                    (Str(a), Str(b)) => a.extend(b.iter().cloned()),
+                    _ => panic!("a piece's columns differ in kind"),
+                }
+            }
+        }
+        assert_eq!(&joined, whole, "{name}");
+    }
     let _ = std::fs::remove_dir_all(&o.work_dir);
 }
 
@@ -55,7 +83,7 @@ fn a_bulk_tcp_transfer_completes_and_reports_its_response_time() {
     let o = opts(&to, Meter::Owd, "bulk");
     let m = send(&mut plan, &o, &AtomicBool::new(false), &Progress::default()).unwrap();
     rx.join().unwrap();
-    let out = compute(&plan, &m, false).unwrap();
+    let out = compute(&plan, &m, lasthop_gen::results::PacketTables::Off).unwrap();
     let f = &out.report.flows[0];
     // 4 MiB in 16 KiB messages: 256 of them, all delivered.
     assert_eq!((f.forward.sent_packets, f.forward.received_packets), (256, 256));

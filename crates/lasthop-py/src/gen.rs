@@ -8,7 +8,7 @@ use lasthop_core::Duration;
 use lasthop_gen::control::Meter;
 use lasthop_gen::plan::{ditg_flow_toml, plan_from_toml, DitgFlags, Plan};
 use lasthop_gen::recv::{bind, serve, Limits, RecvOptions};
-use lasthop_gen::results::compute;
+use lasthop_gen::results::{compute, PacketTables};
 use lasthop_gen::send::{record_files, send, Progress, SendOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -31,6 +31,11 @@ struct PyGenSend {
     progress: Arc<Progress>,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Result<SendDone, String>>>,
+    /// Sending is over (the results are being computed: with streamed per-packet tables,
+    /// `wait` must now take their pieces).
+    sent_all: Arc<AtomicBool>,
+    /// The per-packet tables in pieces, when they are streamed.
+    chunks: Option<std::sync::Mutex<std::sync::mpsc::Receiver<lasthop_core::report::Table>>>,
     duration_s: f64,
     planned_packets: Option<u64>,
 }
@@ -47,7 +52,9 @@ fn meter(name: &str) -> PyResult<Meter> {
 impl PyGenSend {
     /// Loads the flows (a flows file's text, or a whole scenario) and starts sending to `to`.
     #[new]
-    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None, realtime=false, ditg_log=None, spin_us=None, gso=None))]
+    /// With `stream_packets`, the per-packet tables come in pieces to `wait`'s callback instead
+    /// of whole (no bound on their size then).
+    #[pyo3(signature = (text, file, to, work_dir, meter_name="owd", token=None, duration_s=None, seed=None, loss_timeout_s=1.0, packets=true, data_port=None, realtime=false, ditg_log=None, spin_us=None, gso=None, stream_packets=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         text: &str,
@@ -65,6 +72,7 @@ impl PyGenSend {
         ditg_log: Option<PathBuf>,
         spin_us: Option<f64>,
         gso: Option<bool>,
+        stream_packets: bool,
     ) -> PyResult<Self> {
         let duration = match duration_s {
             Some(d) if !(d.is_finite() && d > 0.0) => return Err(GenError::new_err(format!("--duration {d}: a positive number of seconds"))),
@@ -83,21 +91,34 @@ impl PyGenSend {
         let mut plan: Plan = plan_from_toml(text, file, duration, seed).map_err(GenError::new_err)?;
         let duration_s = plan.duration_ns as f64 / 1e9;
         let planned_packets = plan.planned_packets();
-        if packets {
+        if packets && !stream_packets {
             lasthop_gen::plan::check_packet_tables(planned_packets).map_err(GenError::new_err)?;
         }
+        // A few pieces in flight: the computing thread waits for the writer beyond them.
+        let (chunk_tx, chunk_rx) = std::sync::mpsc::sync_channel::<lasthop_core::report::Table>(1);
+        let chunks = (packets && stream_packets).then_some(std::sync::Mutex::new(chunk_rx));
         let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime, ditg_log, origin_mono_ns: None, spin_ns, gso };
         let progress = Arc::new(Progress::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (p, s) = (progress.clone(), stop.clone());
+        let sent_all = Arc::new(AtomicBool::new(false));
+        let over = sent_all.clone();
         let handle = std::thread::spawn(move || -> Result<SendDone, String> {
-            let measured = send(&mut plan, &o, &s, &p)?;
-            let out = compute(&plan, &measured, packets)?;
+            let measured = send(&mut plan, &o, &s, &p);
+            over.store(true, Ordering::Relaxed);
+            let measured = measured?;
+            let mut to_reader = |t| chunk_tx.send(t).map_err(|_| "the per-packet tables' writer stopped".to_string());
+            let tables = match (packets, stream_packets) {
+                (false, _) => PacketTables::Off,
+                (true, false) => PacketTables::InMemory,
+                (true, true) => PacketTables::Streamed { rows: lasthop_gen::results::PACKET_CHUNK_ROWS, sink: &mut to_reader },
+            };
+            let out = compute(&plan, &measured, tables)?;
             let measure = serde_json::to_string(&out.measure).expect("the measure block serializes");
             let files = record_files(&measured).iter().map(|f| f.display().to_string()).collect();
             Ok((out.report.to_json(), out.tables, measure, files))
         });
-        Ok(PyGenSend { progress, stop, handle: Some(handle), duration_s, planned_packets })
+        Ok(PyGenSend { progress, stop, handle: Some(handle), sent_all, chunks, duration_s, planned_packets })
     }
 
     /// (seconds since the run's origin, the run's duration, packets sent, packets planned or None).
@@ -107,9 +128,9 @@ impl PyGenSend {
         (elapsed, self.duration_s, self.progress.sent.load(Ordering::Relaxed), self.planned_packets)
     }
 
-    /// True once the run (and the receiver's answer) is over.
+    /// True once the run (and the receiver's answer) is over: time to `wait` for the results.
     fn finished(&self) -> bool {
-        !matches!(&self.handle, Some(h) if !h.is_finished())
+        self.sent_all.load(Ordering::Relaxed) || !matches!(&self.handle, Some(h) if !h.is_finished())
     }
 
     /// Asks the senders to stop now (Ctrl-C); the run ends with what was sent.
@@ -117,9 +138,32 @@ impl PyGenSend {
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Waits for the end: (summary JSON, tables, measure JSON, record files).
-    fn wait<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>, String, Vec<String>)> {
+    /// Waits for the end: (summary JSON, tables, measure JSON, record files). Streamed
+    /// per-packet tables go to `on_chunk(raw)` piece by piece meanwhile (`raw` as in the tables'
+    /// list: one table), each table's pieces in order.
+    #[pyo3(signature = (on_chunk=None))]
+    fn wait<'py>(&mut self, py: Python<'py>, on_chunk: Option<Bound<'py, PyAny>>) -> PyResult<(String, Bound<'py, PyList>, String, Vec<String>)> {
         let h = self.handle.take().ok_or_else(|| GenError::new_err("this measurement was already collected"))?;
+        if let Some(rx) = self.chunks.take() {
+            let mut rx = rx.into_inner().unwrap_or_else(|e| e.into_inner());
+            // Until the computing thread drops its end (it has finished, or failed); the
+            // receiver goes into each wait without the GIL and comes back with the piece.
+            loop {
+                let (back, got) = py.allow_threads(move || {
+                    let got = rx.recv();
+                    (rx, got)
+                });
+                rx = back;
+                let Ok(t) = got else { break };
+                let raw = crate::tables_to_py(py, std::slice::from_ref(&t))?;
+                match &on_chunk {
+                    Some(f) => {
+                        f.call1((raw.get_item(0)?,))?;
+                    }
+                    None => return Err(GenError::new_err("streamed per-packet tables need wait(on_chunk)")),
+                }
+            }
+        }
         let r = py.allow_threads(|| h.join());
         let (summary, tables, measure, files) = r.map_err(|_| GenError::new_err("the measurement thread failed (a bug: please report it)"))?.map_err(GenError::new_err)?;
         Ok((summary, crate::tables_to_py(py, &tables)?, measure, files))

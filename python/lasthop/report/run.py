@@ -65,7 +65,7 @@ class RunData:
             self.summary = results.summary
             self._tables = results._tables  # the run's Arrow tables, shared, not copied
             self.trace_names = results.traces
-            self._files: dict[str, Path] = {}
+            self._files: dict[str, Path] = dict(results.trace_files)  # streamed ones: read by column
             return
         if directory_kind(directory) != "run":
             raise OutputError(f"{directory}: not a lasthop run results directory (no summary.json written by lasthop run)")
