@@ -23,9 +23,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import pyarrow.parquet as pq
-
 from lasthop import _core
+from lasthop._lazy import LazyModule
 from lasthop.files import check_output
 from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
 
@@ -96,6 +95,9 @@ def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str |
     return json.loads(_core.gen_recv(listen, token, None if out is None else str(out), sessions, kernel_timestamps, on_ready, realtime,
                                      None if ditg_log is None else str(ditg_log), int(max_sessions), float(handshake_timeout),
                                      float(idle_timeout)))
+
+
+pq = LazyModule("pyarrow.parquet")  # the receiver never needs it
 
 
 class _PacketSpool:

@@ -300,12 +300,21 @@ fn clock_of(logs: &[&Path]) -> Result<(Clock, f64, usize), DitgError> {
 
 /// Whether a sender log was written in D-ITG's round-trip mode (`ITGSend -m rttm`): a record
 /// whose receive time is not its send time is an echo's (a one-way sender log repeats the send
-/// time in every record).
+/// time in every record). The first 1 000 valid records decide, so a long log is not read once
+/// more for it.
 pub fn is_round_trip_log(path: &Path) -> Result<bool, DitgError> {
+    let mut seen = 0;
     for r in LogReader::open(path)? {
         let r = r?;
-        if r.itgdec_valid() && (r.tx.hour, r.tx.minute, r.tx.second.to_bits()) != (r.rx.hour, r.rx.minute, r.rx.second.to_bits()) {
+        if !r.itgdec_valid() {
+            continue;
+        }
+        if (r.tx.hour, r.tx.minute, r.tx.second.to_bits()) != (r.rx.hour, r.rx.minute, r.rx.second.to_bits()) {
             return Ok(true);
+        }
+        seen += 1;
+        if seen == 1_000 {
+            break;
         }
     }
     Ok(false)
