@@ -106,7 +106,7 @@ pub struct PcapStream {
 }
 
 impl PcapStream {
-    /// A stream whose first bytes ([`PcapStream::take_ready`]) are the file's header.
+    /// A stream whose first bytes ([`PcapStream::move_ready`]) are the file's header.
     pub fn new(horizon: crate::Duration) -> Self {
         let mut pending = Vec::with_capacity(24);
         file_header(&mut pending);
@@ -135,17 +135,18 @@ impl PcapStream {
         }
     }
 
-    /// The bytes ready to be written (and forgets them).
-    pub fn take_ready(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.pending)
+    /// Appends the bytes ready to be written to `out` (and forgets them; the stream keeps its
+    /// buffer, so a packet at a time costs no allocation).
+    pub fn move_ready(&mut self, out: &mut Vec<u8>) {
+        out.append(&mut self.pending);
     }
 
-    /// Every record still held, in time order: the end of the file.
-    pub fn finish(&mut self) -> Vec<u8> {
+    /// Appends every record still held, in time order, to `out`: the end of the file.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
         for ((at, _), (stored, len)) in std::mem::take(&mut self.held) {
             record(&mut self.pending, at, &stored, len);
         }
-        self.take_ready()
+        self.move_ready(out);
     }
 
     /// Records held, waiting for the horizon.
@@ -165,17 +166,18 @@ mod tests {
         // for byte, and the stream holds only the records of its horizon.
         let mut w = PcapWriter::new();
         let mut st = PcapStream::new(crate::Duration(10_000_000));
-        let mut file = st.take_ready();
+        let mut file = Vec::new();
+        st.move_ready(&mut file);
         let mut most_held = 0;
         for i in 0..1000u64 {
             let t = Time(1_000_000_000 + i * 100_000 + if i % 10 == 0 { 3_000_000 } else { 0 });
             let bytes = vec![(i % 251) as u8; 40 + (i % 7) as usize];
             w.record_bytes(t, &bytes, 44);
             st.record_bytes(t, &bytes, 44);
-            file.extend(st.take_ready());
+            st.move_ready(&mut file);
             most_held = most_held.max(st.held());
         }
-        file.extend(st.finish());
+        st.finish(&mut file);
         assert_eq!(file, w.file());
         assert_eq!(st.late, 0);
         // Records 100 µs apart: a 10 ms horizon plus a record 3 ms ahead holds at most

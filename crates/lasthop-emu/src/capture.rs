@@ -125,18 +125,16 @@ impl Capture {
     fn record(&mut self, t: Time, bytes: &[u8], snaplen: usize) {
         self.pcap.record_bytes(t, bytes, snaplen);
         self.packets += 1;
-        self.move_ready(false);
+        self.move_ready();
     }
 
-    /// Moves what the stream has ready to the sink (to the writer once a piece is full, or
-    /// with `all`).
-    fn move_ready(&mut self, all: bool) {
-        let ready = self.pcap.take_ready();
+    /// Moves what the stream has ready to the sink (to the writer once a piece is full).
+    fn move_ready(&mut self) {
         match &mut self.sink {
-            Sink::Memory(file) => file.extend_from_slice(&ready),
+            Sink::Memory(file) => self.pcap.move_ready(file),
             Sink::File { pieces, piece, .. } => {
-                piece.extend_from_slice(&ready);
-                if piece.len() >= PIECE || all {
+                self.pcap.move_ready(piece);
+                if piece.len() >= PIECE {
                     let full = std::mem::replace(piece, Vec::with_capacity(PIECE));
                     if let Some(tx) = pieces {
                         if tx.send(full).is_err() {
@@ -151,14 +149,13 @@ impl Capture {
     /// Ends the capture: the records still held, then the file closed. Returns the file's
     /// bytes when it was kept in memory.
     pub fn finish(&mut self) -> Option<Vec<u8>> {
-        let tail = self.pcap.finish();
         match &mut self.sink {
             Sink::Memory(file) => {
-                file.extend_from_slice(&tail);
+                self.pcap.finish(file);
                 Some(std::mem::take(file))
             }
             Sink::File { pieces, writer, piece } => {
-                piece.extend_from_slice(&tail);
+                self.pcap.finish(piece);
                 if let Some(tx) = pieces.take() {
                     let _ = tx.send(std::mem::take(piece));
                 }

@@ -94,8 +94,8 @@ pub fn apply_delack_max(s: &impl AsRawFd, us: u32) -> Result<(), Refused> {
 /// Asks the kernel to acknowledge what is queued now and what arrives next at once
 /// (`TCP_QUICKACK`; Linux leaves quick-ACK mode by itself, so a receiver re-arms it after each
 /// read).
-pub fn quickack(s: &impl AsRawFd) {
-    let _ = set_int(s, libc::TCP_QUICKACK, 1);
+pub fn quickack(s: &impl std::os::fd::AsFd) {
+    let _ = socket2::SockRef::from(s).set_quickack(true);
 }
 
 /// Tries every setting of `t` on a fresh socket of this host: the run is refused before it

@@ -94,7 +94,7 @@ impl PyGenSend {
         if packets && !stream_packets {
             lasthop_gen::plan::check_packet_tables(planned_packets).map_err(GenError::new_err)?;
         }
-        // A few pieces in flight: the computing thread waits for the writer beyond them.
+        // One piece in flight: the computing thread waits for the writer beyond it.
         let (chunk_tx, chunk_rx) = std::sync::mpsc::sync_channel::<lasthop_core::report::Table>(1);
         let chunks = (packets && stream_packets).then_some(std::sync::Mutex::new(chunk_rx));
         let o = SendOptions { to, token, meter: m, loss_timeout_ns: (loss_timeout_s * 1e9) as u64, work_dir, data_port, realtime, ditg_log, origin_mono_ns: None, spin_ns, gso };
@@ -145,6 +145,9 @@ impl PyGenSend {
     fn wait<'py>(&mut self, py: Python<'py>, on_chunk: Option<Bound<'py, PyAny>>) -> PyResult<(String, Bound<'py, PyList>, String, Vec<String>)> {
         let h = self.handle.take().ok_or_else(|| GenError::new_err("this measurement was already collected"))?;
         if let Some(rx) = self.chunks.take() {
+            let Some(on_chunk) = on_chunk else {
+                return Err(GenError::new_err("streamed per-packet tables need wait(on_chunk)"));
+            };
             let mut rx = rx.into_inner().unwrap_or_else(|e| e.into_inner());
             // Until the computing thread drops its end (it has finished, or failed); the
             // receiver goes into each wait without the GIL and comes back with the piece.
@@ -156,12 +159,7 @@ impl PyGenSend {
                 rx = back;
                 let Ok(t) = got else { break };
                 let raw = crate::tables_to_py(py, std::slice::from_ref(&t))?;
-                match &on_chunk {
-                    Some(f) => {
-                        f.call1((raw.get_item(0)?,))?;
-                    }
-                    None => return Err(GenError::new_err("streamed per-packet tables need wait(on_chunk)")),
-                }
+                on_chunk.call1((raw.get_item(0)?,))?;
             }
         }
         let r = py.allow_threads(|| h.join());
