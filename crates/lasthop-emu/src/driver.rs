@@ -31,7 +31,7 @@
 //! simulator.
 
 use crate::capture::Captures;
-use crate::mechanisms::Mechanisms;
+use crate::mechanisms::{MechanismStats, Mechanisms};
 use crate::model::{segment_of, ModelFlow, ModelTcp};
 use lasthop_sim::tcp::Segment;
 use crate::network::{Egress, Network};
@@ -42,6 +42,7 @@ use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
 use lasthop_core::mechanisms::processor::Verdict;
 use lasthop_core::metrics::DropCause;
 use lasthop_core::packet::{PacketMeta, Protocol};
+use lasthop_core::report::{ErrorGeneratorReport, SapLawReport, SnoopReport};
 use lasthop_core::wire;
 use lasthop_core::wired::flow_key;
 use lasthop_core::Time;
@@ -258,7 +259,13 @@ pub struct Driver {
     segs: Vec<Segment>,
     /// How long before a due event the loop stops sleeping and polls (see [`Driver::set_spin`]).
     spin_ns: u64,
+    /// The processors' reports and the bridge's counts as they stood at `end`: what they do
+    /// while the run drains (packets still sent or in flight) is unmetered, as it is for the flows.
+    processors_at_end: Option<(ProcessorReports, MechanismStats)>,
 }
+
+/// SAP-LAW's, Snoop's and the error generators' entries of the run report.
+pub type ProcessorReports = (Vec<SapLawReport>, Vec<SnoopReport>, Vec<ErrorGeneratorReport>);
 
 impl Driver {
     pub fn new(mut net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time, captures: Captures) -> Driver {
@@ -287,6 +294,21 @@ impl Driver {
             tcps: Vec::new(),
             segs: Vec::new(),
             spin_ns: 0,
+            processors_at_end: None,
+        }
+    }
+
+    /// The processors' reports and the bridge's counts over the metered run: as they stood at
+    /// `end`, or now if the run has not passed it.
+    pub fn processors_metered(&self) -> (ProcessorReports, MechanismStats) {
+        self.processors_at_end.clone().unwrap_or_else(|| (self.net.processor_reports(), self.mechanisms.stats))
+    }
+
+    /// Keeps the processors' reports as they stand before the first event after `end` (events
+    /// are handled in time order).
+    fn meter_until(&mut self, t: Time) {
+        if t > self.end && self.processors_at_end.is_none() {
+            self.processors_at_end = Some((self.net.processor_reports(), self.mechanisms.stats));
         }
     }
 
@@ -355,6 +377,7 @@ impl Driver {
                     break;
                 }
                 self.heap.pop();
+                self.meter_until(at);
                 self.model_now = self.model_now.max(at);
                 match due {
                     Due::Wake { hop, token } => self.wake(hop, token, at),
@@ -368,6 +391,7 @@ impl Driver {
             }
             let now = self.model_now.max(now);
             self.model_now = now;
+            self.meter_until(now);
             self.read_all(now);
             let before = self.clock().0;
             let timeout = match self.heap.peek() {

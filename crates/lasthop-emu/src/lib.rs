@@ -614,7 +614,7 @@ fn output(
         let st = &w.dcf.stats;
         wlans.push(WlanReport { name: w.name.clone(), exchanges: st.exchanges, successes: st.successes, collisions: st.collisions, busy_share: busy_share(st.busy_ns, end), members });
     }
-    let (sap_law, snoop, error_generators) = driver.net.processor_reports();
+    let ((sap_law, snoop, error_generators), m) = driver.processors_metered();
     let report = RunReport {
         header: RunHeader {
             scenario: serde_json::to_value(s).expect("the scenario serializes"),
@@ -641,7 +641,6 @@ fn output(
     all.extend(tables);
     let captures = driver.captures.finish();
     let mut emulator = emulator_json(&driver.stats, apps, &driver.captures, &names);
-    let m = driver.mechanisms.stats;
     emulator["processors"] = serde_json::json!({
         "packets_processed": m.processed,
         "windows_rewritten": m.windows_rewritten,
