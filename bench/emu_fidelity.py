@@ -12,7 +12,8 @@ table of medians (min–max) and the difference of the medians, and the load ave
 Metrics, per TCP flow: goodput over the whole run and after `warm` seconds (intervals table);
 queueing delay = mean − minimum one-way delay of its data packets (the delay the bottleneck's
 queue and MAC add; both worlds stamp a packet as it enters the first hop and as it leaves the
-last); lost packets. Per UDP flow: mean one-way delay and mean jitter (|IPDV|).
+last); lost packets. Per UDP flow: mean one-way delay and mean jitter (|IPDV|), an emulated
+flow's also as the emulated network alone gave it (`emulator.generator[].network`).
 """
 
 from __future__ import annotations
@@ -39,15 +40,22 @@ CASES: dict[str, tuple[str, list[str], str, list[str], float]] = {
     "home-reno": ("home", HOME60, "ftp", ["game-down", "chat-down"], 20.0),
     "home-cubic": ("home", HOME60 + ["flows.ftp.tcp.variant=cubic"], "ftp", ["game-down", "chat-down"], 20.0),
     "home-saplaw": ("home", HOME60 + ["wlans.home.sap_law.capacity=18Mbps"], "ftp", ["game-down", "chat-down"], 20.0),
+    # SACK on both sides (the downloads then match) and PSH cleared on the kernel's segments, so
+    # its receiver ACKs as the simulator's (EMULATION.md): with and without SAP-LAW.
+    "home-sack-clear-psh": ("home", HOME60 + ["flows.ftp.tcp.sack=true"], "ftp", ["game-down", "chat-down"], 20.0),
+    "home-saplaw-clear-psh": ("home", HOME60 + ["flows.ftp.tcp.sack=true", "wlans.home.sap_law.capacity=18Mbps"], "ftp", ["game-down", "chat-down"], 20.0),
 }
+
+# Flags of `lasthop emu run` only, per case.
+EMU_FLAGS: dict[str, list[str]] = {"home-sack-clear-psh": ["--clear-psh"], "home-saplaw-clear-psh": ["--clear-psh"]}
 
 
 def lasthop() -> str:
     return str(Path(sys.executable).with_name("lasthop"))
 
 
-def run(world: str, scenario: str, sets: list[str], seed: int, out: Path) -> dict:
-    cmd = [lasthop()] + (["emu", "run"] if world == "emu" else ["run"]) + [scenario, "--seed", str(seed), "--out", str(out), "-q", "--force"]
+def run(world: str, scenario: str, sets: list[str], seed: int, out: Path, flags: list[str] = []) -> dict:
+    cmd = [lasthop()] + (["emu", "run"] if world == "emu" else ["run"]) + [scenario, "--seed", str(seed), "--out", str(out), "-q", "--force"] + flags
     for s in sets:
         cmd += ["--set", s]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -60,9 +68,13 @@ def measure(out: Path) -> dict:
     s = json.loads((out / "summary.json").read_text())
     iv = pq.read_table(out / "intervals.parquet").to_pandas()
     flows = {}
+    # An emulated UDP flow's jitter as the emulated network alone gave it (no host scheduling,
+    # no release lateness); a simulated flow's is that already.
+    network = {g["flow"]: g.get("network") or {} for g in s.get("emulator", {}).get("generator", [])}
     for f in s["flows"]:
         d = f.get("delay_ms") or {}
         j = f.get("jitter_ms") or {}
+        nj = (network[f["name"]].get("jitter_ms") or {}) if f["name"] in network else j
         flows[f["name"]] = {
             "goodput": f["goodput_bps"] / 1e6,
             "lost": f["lost_packets"],
@@ -70,6 +82,7 @@ def measure(out: Path) -> dict:
             "delay": d.get("mean"),
             "jitter": j.get("mean"),
             "jitter_max": j.get("max"),
+            "network_jitter": nj.get("mean"),
             "intervals": iv[iv.flow == f["name"]][["t_start_s", "goodput_bps"]].values.tolist(),
         }
     return {"flows": flows, "emulator": s.get("emulator", {}).get("release_lateness_us")}
@@ -109,7 +122,7 @@ def main() -> None:
             res = results.setdefault(case, {"emu": [], "sim": [], "sim_linux": []})
             for seed in range(1, args.runs + 1):
                 t0 = time.time()
-                res["emu"].append(run("emu", scenario, sets, seed, Path(tmp) / f"{case}-emu-{seed}"))
+                res["emu"].append(run("emu", scenario, sets, seed, Path(tmp) / f"{case}-emu-{seed}", EMU_FLAGS.get(case, [])))
                 loads.append(os.getloadavg())
                 res["sim"].append(run("sim", scenario, sets, seed, Path(tmp) / f"{case}-sim-{seed}"))
                 res["sim_linux"].append(run("sim", scenario, sets + variant_sets, seed, Path(tmp) / f"{case}-simlx-{seed}"))
@@ -134,9 +147,10 @@ def main() -> None:
         for u in udp:
             metrics.append((f"{u} delay mean (ms)", lambda r, u=u: r["flows"][u]["delay"], 1))
             metrics.append((f"{u} jitter mean / max (ms)", lambda r, u=u: r["flows"][u]["jitter"], 2))
+            metrics.append((f"{u} network jitter mean (ms)", lambda r, u=u: r["flows"][u]["network_jitter"], 2))
         for label, get, digits in metrics:
             e, s, sl = (med([get(r) for r in res[w]]) for w in ("emu", "sim", "sim_linux"))
-            if "jitter mean" in label:
+            if "jitter mean / max" in label:
                 jm = lambda w: med([r["flows"][label.split()[0]]["jitter_max"] for r in res[w]])[0]
                 cells = [f"{fmt(x, digits)} / {jm(w):.1f}" for x, w in ((e, "emu"), (s, "sim"), (sl, "sim_linux"))]
             else:

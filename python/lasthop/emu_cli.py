@@ -39,6 +39,7 @@ def emu_run(
     pcap: List[str] = typer.Option([], "--pcap", help="Capture the real packets crossing NODE (or NODE:NEIGHBOUR) into <out>/<node>.pcap (repeatable)."),
     snaplen: Optional[int] = typer.Option(None, "--snaplen", help="Bytes kept of each captured packet (default: all; 128 keeps the headers)."),
     spin_us: float = typer.Option(0.0, "--spin-us", help="Poll instead of sleeping this long before each due event, µs: releases on time to a few µs instead of the timer's ~25 µs, a busy core meanwhile (BENCHMARKS.md)."),
+    clear_psh: bool = typer.Option(False, "--clear-psh", help="Clear PSH on the kernel TCPs' data segments: their Linux receivers then ACK every second full segment (RFC 1122, as the simulator's) instead of at once after a full segment with PSH (EMULATION.md)."),
 ) -> None:
     """Emulate a scenario for its duration (real time) with its flows; write a results directory
     in the layout of `lasthop run` (Ctrl-C stops early and still writes it)."""
@@ -55,7 +56,7 @@ def emu_run(
         directory = out or Path("results") / f"{safe_name(sc.name)}-emu"
         check_output(directory, "run", force)
         err.print(f"emulating {sc.name} for {sc.resolved['simulation']['duration']} (real time)…", highlight=False)
-        res = emu.run(sc, pcap=pcap, snaplen=snaplen, spin_us=spin_us)
+        res = emu.run(sc, pcap=pcap, snaplen=snaplen, spin_us=spin_us, clear_push=clear_psh)
         res.write(directory, force=force)
     except USER_ERRORS as e:
         raise _error(e)

@@ -41,7 +41,7 @@ use lasthop_core::cellular::hop::RlcHop;
 use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
 use lasthop_core::mechanisms::processor::Verdict;
 use lasthop_core::metrics::DropCause;
-use lasthop_core::packet::{PacketMeta, Protocol};
+use lasthop_core::packet::{PacketMeta, Protocol, TcpFlags};
 use lasthop_core::report::{ErrorGeneratorReport, SapLawReport, SnoopReport};
 use lasthop_core::wire;
 use lasthop_core::wired::flow_key;
@@ -121,6 +121,8 @@ pub struct DriverStats {
     /// The generator's signalling packets, passed between namespaces outside the models.
     pub signalling_packets: u64,
     pub write_errors: u64,
+    /// Kernel TCP data segments whose PSH flag was cleared (`Driver::clear_push`).
+    pub push_flags_cleared: u64,
     /// How late packets were written after the time the model scheduled, ns: a histogram in
     /// powers of two (bucket k holds lateness in [2^(k-1), 2^k)), and the maximum.
     pub lateness_log2: [u64; 32],
@@ -262,6 +264,8 @@ pub struct Driver {
     /// The processors' reports and the bridge's counts as they stood at `end`: what they do
     /// while the run drains (packets still sent or in flight) is unmetered, as it is for the flows.
     processors_at_end: Option<(ProcessorReports, MechanismStats)>,
+    /// Clear PSH on the kernel TCPs' data segments as they are read (see `EmuOptions::clear_push`).
+    pub clear_push: bool,
 }
 
 /// SAP-LAW's, Snoop's and the error generators' entries of the run report.
@@ -295,6 +299,7 @@ impl Driver {
             segs: Vec::new(),
             spin_ns: 0,
             processors_at_end: None,
+            clear_push: false,
         }
     }
 
@@ -372,27 +377,8 @@ impl Driver {
             if stop.load(Ordering::Relaxed) {
                 return reached.unwrap_or(now.min(self.end));
             }
-            while let Some(&Reverse((at, _, due))) = self.heap.peek() {
-                if at > now {
-                    break;
-                }
-                self.heap.pop();
-                self.meter_until(at);
-                self.model_now = self.model_now.max(at);
-                match due {
-                    Due::Wake { hop, token } => self.wake(hop, token, at),
-                    Due::Arrive { node, from, pkt } => self.arrive(node, from, pkt, at),
-                    Due::Processor { k, deadline } => self.processor_timer(k as usize, deadline, at),
-                    Due::Depart { model } => self.depart(model as usize, at),
-                    Due::TcpOpen { m } => self.tcp_open(m as usize, at),
-                    Due::TcpTimer { m, side } => self.tcp_timer(m as usize, side as usize, at),
-                    Due::TcpMessage { m } => self.tcp_message(m as usize, at),
-                }
-            }
-            let now = self.model_now.max(now);
-            self.model_now = now;
-            self.meter_until(now);
-            self.read_all(now);
+            self.run_due(now);
+            self.read_all();
             let before = self.clock().0;
             let timeout = match self.heap.peek() {
                 Some(&Reverse((at, _, _))) => at.0.saturating_sub(before).min(MAX_SLEEP_NS),
@@ -416,8 +402,32 @@ impl Driver {
         }
     }
 
-    /// Reads every device until it is empty (at most BATCH per device per round).
-    fn read_all(&mut self, now: Time) {
+    /// Handles every event due at or before `now`, in time order.
+    fn run_due(&mut self, now: Time) {
+        while let Some(&Reverse((at, _, due))) = self.heap.peek() {
+            if at > now {
+                break;
+            }
+            self.heap.pop();
+            self.meter_until(at);
+            self.model_now = self.model_now.max(at);
+            match due {
+                Due::Wake { hop, token } => self.wake(hop, token, at),
+                Due::Arrive { node, from, pkt } => self.arrive(node, from, pkt, at),
+                Due::Processor { k, deadline } => self.processor_timer(k as usize, deadline, at),
+                Due::Depart { model } => self.depart(model as usize, at),
+                Due::TcpOpen { m } => self.tcp_open(m as usize, at),
+                Due::TcpTimer { m, side } => self.tcp_timer(m as usize, side as usize, at),
+                Due::TcpMessage { m } => self.tcp_message(m as usize, at),
+            }
+        }
+    }
+
+    /// Reads every device until it is empty (at most BATCH per device per round). Each packet
+    /// enters the models at the clock's time when it was read, after the events due by then: a
+    /// time taken before the read (this round's start, or before a stall of the machine) would
+    /// stamp a packet written meanwhile before it was sent.
+    fn read_all(&mut self) {
         loop {
             let mut any = false;
             for node in 0..self.tuns.len() {
@@ -430,6 +440,10 @@ impl Driver {
                             slot.len = n;
                             any = true;
                             self.stats.packets_read += 1;
+                            let now = self.clock().max(self.model_now);
+                            self.run_due(now);
+                            self.model_now = now;
+                            self.meter_until(now);
                             self.ingest(node as u32, id, now);
                         }
                         Ok(None) | Err(_) => {
@@ -496,6 +510,12 @@ impl Driver {
                 if let Some(window) = self.observer.receiver_window(tag, &h) {
                     let slot = &mut self.arena.slots[id as usize];
                     let _ = wire::set_tcp_window(&mut slot.buf[..slot.len], window);
+                }
+                if self.clear_push && h.proto == Protocol::Tcp && h.payload_len > 0 && h.tcp.flags.has(TcpFlags::PSH) {
+                    let slot = &mut self.arena.slots[id as usize];
+                    if wire::clear_tcp_push(&mut slot.buf[..slot.len]) == Ok(true) {
+                        self.stats.push_flags_cleared += 1;
+                    }
                 }
                 let meta = PacketMeta { uid, flow: 0, pkt_seq: 0, sent_at: now };
                 let key = h.to_packet(meta).map(|p| flow_key(&p)).unwrap_or(0);

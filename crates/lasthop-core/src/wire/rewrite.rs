@@ -19,7 +19,7 @@
 
 use super::parse::{fragment_error, ipv4_error};
 use super::{node_id, parse, Layer, WireError};
-use crate::packet::{Packet, Protocol, SeqNum};
+use crate::packet::{Packet, Protocol, SeqNum, TcpFlags};
 use etherparse::{IpNumber, Ipv4HeaderSlice};
 
 /// RFC 1624 eqn. 3: the checksum `hc` after a 16-bit word of the data changes from `old` to `new`.
@@ -62,6 +62,19 @@ pub fn set_tcp_window(buf: &mut [u8], window: u16) -> Result<u16, WireError> {
     let old = word(buf, at + 14);
     replace_word(buf, at + 16, at + 14, window);
     Ok(old)
+}
+
+/// Clears the TCP PSH flag and returns whether it was set (the data offset and flags share one
+/// 16-bit word, bytes 12-13 of the header).
+pub fn clear_tcp_push(buf: &mut [u8]) -> Result<bool, WireError> {
+    let at = tcp_at(buf)?;
+    let flags = word(buf, at + 12);
+    let psh = TcpFlags::PSH as u16;
+    if flags & psh == 0 {
+        return Ok(false);
+    }
+    replace_word(buf, at + 16, at + 12, flags & !psh);
+    Ok(true)
 }
 
 /// Sets the TCP acknowledgment number and returns the old one.

@@ -270,9 +270,13 @@ proptest! {
         prop_assert_eq!(stored(&buf), recomputed(&buf), "after the ACK rewrite");
         prop_assert_eq!(set_dscp(&mut buf, dscp), Ok(h.ip.dscp));
         prop_assert_eq!(stored(&buf), recomputed(&buf), "after the DSCP rewrite");
+        prop_assert_eq!(clear_tcp_push(&mut buf), Ok(h.tcp.flags.has(TcpFlags::PSH)));
+        prop_assert_eq!(stored(&buf), recomputed(&buf), "after clearing PSH");
+        prop_assert_eq!(clear_tcp_push(&mut buf), Ok(false), "PSH is clear now");
         etherparse_agrees(&buf);
         let mut want = h;
         (want.tcp.window, want.tcp.ack, want.ip.dscp) = (window, SeqNum(ack), dscp);
+        want.tcp.flags.0 &= !TcpFlags::PSH;
         prop_assert_eq!(parse(&buf), Ok(want), "only the rewritten fields changed");
     }
 
