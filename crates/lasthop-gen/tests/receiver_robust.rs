@@ -224,9 +224,12 @@ fn seeded_streams_of_garbage_cut_and_replayed_datagrams_are_counted_exactly() {
         }
         u.send(&b).unwrap();
         if i % 100 == 99 {
-            std::thread::sleep(Duration::from_millis(1)); // well within the receive buffer
+            // 100 datagrams fit the receive buffer; the next 100 wait until the receiver has
+            // read them (a 1 ms pause was not always enough on a stalled machine: 147 lost).
+            wait_until_read(udp_port);
         }
     }
+    assert_eq!(udp_socket_stats(udp_port).map(|(_, drops)| drops), Some(0), "the kernel dropped none of them");
     // The sender's counts are the good datagrams: the receiver waits for them, replays included.
     write_msg(&mut c, &Msg::Stop { sent: vec![seq[0] as u64, seq[1] as u64, 0] }).unwrap();
     let Msg::Done { counts, malformed: m, records_bytes, .. } = r.read_msg().unwrap() else { panic!("done expected") };
@@ -311,4 +314,23 @@ fn a_running_sender_keeps_its_session_alive_past_the_idle_limit() {
     assert_eq!(m.received[0].received, 65, "6.5 s at 10 pkt/s");
     let s = rx.stop();
     assert_eq!((s.sessions, s.control_errors), (1, 0));
+}
+
+/// (bytes queued, datagrams dropped) of the UDP socket bound to `port` (/proc/net/udp).
+fn udp_socket_stats(port: u16) -> Option<(u64, u64)> {
+    let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+    table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let local_port = u16::from_str_radix(f.get(1)?.split(':').nth(1)?, 16).ok()?;
+        let queued = u64::from_str_radix(f.get(4)?.split(':').nth(1)?, 16).ok()?;
+        (local_port == port).then_some((queued, f.last()?.parse().ok()?))
+    })
+}
+
+/// Waits (at most 10 s) until the receiver has read everything queued at its socket.
+fn wait_until_read(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while udp_socket_stats(port).is_some_and(|(queued, _)| queued > 0) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_micros(200));
+    }
 }
