@@ -282,11 +282,12 @@ def test_clear_psh_takes_away_linuxs_ack_at_every_pushed_segment(tmp_path):
         seen[mode] = _ack_pattern(tmp_path / mode / "AP-N3.pcap", n3, 4.0, 8.5) + (s["emulator"]["push_flags_cleared"],)
         print(f"{mode}: (data segments, pushed, ACKs advancing, by one segment, PSH cleared) = {seen[mode]}")
     data, pushed, advanced, single, cleared = seen["kernel"]
-    assert data > 5000 and advanced > 1000, seen
+    assert data > 3000 and advanced > 300, seen
     assert cleared == 0 and pushed >= 0.2 * data, "Linux pushes a good share of its segments"
-    # Measured 6.6-16.5 % of the ACKs (fewer when a busy machine slows the download down).
+    # Measured 6.6-24 % of the ACKs; some runs carry half the download (6 400-6 800 segments
+    # instead of 12 000-12 500, with or without --clear-psh alike), hence the low floors above.
     assert single >= 0.03 * advanced, "the kernel receiver acknowledges pushed segments alone"
     data, pushed, advanced, single, cleared = seen["cleared"]
-    assert data > 5000 and advanced > 1000, seen
+    assert data > 3000 and advanced > 300, seen
     assert pushed == 0 and cleared >= 0.2 * data, "every PSH cleared on the way"
     assert single <= 0.01 * advanced, "every second segment acknowledged, as RFC 1122's receiver does"

@@ -71,7 +71,7 @@ pub struct SocketTcp {
 }
 
 /// The `tcp` fields no socket option sets, and what sets them on Linux.
-const NOT_PER_SOCKET: [(&str, &str); 13] = [
+const NOT_PER_SOCKET: [(&str, &str); 14] = [
     ("sack", "the host's sysctl net.ipv4.tcp_sack (lasthop emu sets it per node namespace)"),
     ("window_scale", "the host's sysctl net.ipv4.tcp_window_scaling"),
     ("initial_cwnd", "the route's initcwnd (ip route change ... initcwnd N; lasthop emu sets it)"),
@@ -82,6 +82,7 @@ const NOT_PER_SOCKET: [(&str, &str); 13] = [
     ("abc_limit", "the kernel (Linux's slow start adds every segment acknowledged: abc_limit = 2)"),
     ("partial_ack_timer", "the kernel (Linux restarts the timer on every partial ACK: slow_but_steady)"),
     ("recovery_exit", "the kernel (Linux ends recovery at ssthresh)"),
+    ("push", "the kernel (Linux pushes at the end of every write and ACKs a pushed full segment at once: linux)"),
     ("timer_granularity", "the kernel's timer (jiffies)"),
     ("window_update", "the kernel (Linux announces a window as soon as reads open it: immediate)"),
     ("receiver_awnd", "paper 004's window, which needs the W-CDMA link's state (lasthop emu applies it)"),

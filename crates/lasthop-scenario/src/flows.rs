@@ -319,6 +319,15 @@ pub struct TcpParams {
     /// ssthresh at once).
     #[serde(default, skip_serializing_if = "RecoveryExit::is_flight")]
     pub recovery_exit: RecoveryExit,
+    /// Where the sender sets PSH and what the receiver makes of it: "rfc" (default; PSH on the
+    /// segment that ends the written data, ignored by the receiver, which acknowledges every
+    /// second full-sized segment, RFC 1122 §4.2.3.2) or "linux" (PSH at the end of every
+    /// application write — a bulk writer refills what each ACK frees, so about every second
+    /// segment — and a full-sized segment carrying PSH acknowledged as soon as the application
+    /// has read it, Linux ≥ 5.13's `tcp_measure_rcv_mss`; EMULATION.md counts both on real
+    /// packets).
+    #[serde(default, skip_serializing_if = "PushRule::is_rfc")]
+    pub push: PushRule,
     /// Tick of a coarse retransmission clock (e.g. "500ms", BSD's slow timer and the OPNET
     /// model of paper 003): G of RFC 6298 and every RTO a whole number of ticks. Default: an
     /// exact clock with G = 1 ms.
@@ -378,6 +387,21 @@ pub enum RecoveryExit {
 impl RecoveryExit {
     pub fn is_flight(&self) -> bool {
         *self == RecoveryExit::Flight
+    }
+}
+
+/// Where PSH is set and how the receiver answers it (see `TcpParams::push`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PushRule {
+    #[default]
+    Rfc,
+    Linux,
+}
+
+impl PushRule {
+    pub fn is_rfc(&self) -> bool {
+        *self == PushRule::Rfc
     }
 }
 

@@ -45,6 +45,12 @@ pub struct TcpConfig {
     /// A full ACK ends recovery with cwnd = ssthresh (RFC 6582 §3.2 step 3 option 2, Linux);
     /// false: option 1, min(ssthresh, max(FlightSize, SMSS) + SMSS).
     pub exit_to_ssthresh: bool,
+    /// Linux's PSH: the sender marks the end of every application write (`tcp_push` at the end
+    /// of `sendmsg` and at each wait for send-buffer space), and the receiver acknowledges a
+    /// full-sized segment carrying PSH as soon as its application has read everything
+    /// (`tcp_measure_rcv_mss`' ICSK_ACK_PUSHED, Linux 5.13). False: PSH only where the written
+    /// data ends, and the receiver ignores it (RFC 9293 §3.9.1.2 leaves it to the receiver).
+    pub linux_push: bool,
 }
 
 impl Default for TcpConfig {
@@ -71,6 +77,7 @@ impl Default for TcpConfig {
             abc_limit: 1,
             slow_but_steady: false,
             exit_to_ssthresh: false,
+            linux_push: false,
         }
     }
 }

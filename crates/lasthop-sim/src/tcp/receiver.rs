@@ -35,6 +35,9 @@ pub struct RecvState {
     pub(super) fin_received: bool,
     /// Sequence number of the peer's FIN once seen (it may arrive before a hole is filled).
     pub(super) peer_fin: Option<SeqNum>,
+    /// A full-sized segment carrying PSH arrived since the last ACK (`TcpConfig::linux_push`):
+    /// acknowledged once the application has read everything.
+    pub(super) pushed: bool,
 }
 
 impl Default for RecvState {
@@ -49,6 +52,7 @@ impl Default for RecvState {
             unacked_bytes: 0,
             fin_received: false,
             peer_fin: None,
+            pushed: false,
         }
     }
 }
@@ -59,7 +63,11 @@ impl TcpSocket {
     pub fn read(&mut self, now: Time, max: u64, out: &mut Vec<Segment>) -> u64 {
         let n = max.min(self.rcv.unread);
         self.rcv.unread -= n;
-        if n > 0 && self.window_update_due() {
+        if n > 0 && self.rcv.pushed && self.rcv.unread == 0 && self.rcv.unacked_bytes > 0 {
+            // Linux's tcp_cleanup_rbuf: a pushed full-sized segment, now all read.
+            self.send_ack(out);
+            self.record(now, TraceEvent::AdvertisedWindow, None);
+        } else if n > 0 && self.window_update_due() {
             match self.cfg.delayed_ack {
                 Some(t) if self.cfg.lazy_window_update => {
                     if self.timers.delack.is_none() {
@@ -105,6 +113,7 @@ impl TcpSocket {
             // RFC 5681 §4.2: ACK at once when a segment fills (part of) a hole.
             immediate |= had_holes;
             self.rcv.unacked_bytes += len;
+            self.rcv.pushed |= self.cfg.linux_push && h.flags.has(TcpFlags::PSH) && seg.payload_len >= self.effective_mss() as u32;
             if !self.rcv.fin_received && self.rcv.peer_fin == Some(self.rcv.nxt) {
                 self.on_fin_received();
                 immediate = true;
@@ -197,6 +206,7 @@ impl TcpSocket {
             // Any segment carrying an ACK satisfies a pending delayed ACK.
             self.timers.delack = None;
             self.rcv.unacked_bytes = 0;
+            self.rcv.pushed = false;
         }
         h
     }

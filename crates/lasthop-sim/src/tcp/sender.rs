@@ -60,6 +60,9 @@ impl TcpSocket {
         }
         let n = bytes.min(self.send_space());
         self.snd.buf_end = self.snd.buf_end + n as u32;
+        if n > 0 && self.cfg.linux_push {
+            self.push_marks.push_back(self.snd.buf_end);
+        }
         if n > 0 {
             self.output(now, out);
         }
@@ -142,7 +145,7 @@ impl TcpSocket {
             flags |= TcpFlags::FIN;
             self.snd.fin_sent = true;
         }
-        if len > 0 && end == self.snd.buf_end {
+        if len > 0 && (end == self.snd.buf_end || self.ends_a_write(seq, end)) {
             flags |= TcpFlags::PSH;
         }
         let h = self.base_header(seq, flags);
@@ -178,6 +181,16 @@ impl TcpSocket {
             _ => {}
         }
         self.emit(out, h, len);
+    }
+
+    /// Whether an application write ended within (seq, end] (`TcpConfig::linux_push`); marks
+    /// below SND.UNA are forgotten on the way.
+    fn ends_a_write(&mut self, seq: SeqNum, end: SeqNum) -> bool {
+        while self.push_marks.front().is_some_and(|&m| m <= self.snd.una) {
+            self.push_marks.pop_front();
+        }
+        let first_after = self.push_marks.partition_point(|&m| m <= seq);
+        self.push_marks.get(first_after).is_some_and(|&m| m <= end)
     }
 
     /// Every segment leaves through here.

@@ -70,6 +70,9 @@ pub struct TcpSocket {
     pub(super) rcv: RecvState,
     pub stats: TcpStats,
     pub(super) trace: Option<Vec<TraceSample>>,
+    /// Where application writes ended, not yet acknowledged (`TcpConfig::linux_push` only): the
+    /// segment covering each carries PSH.
+    pub(super) push_marks: std::collections::VecDeque<SeqNum>,
 }
 
 impl TcpSocket {
@@ -89,6 +92,7 @@ impl TcpSocket {
             rcv: RecvState::default(),
             stats: TcpStats::default(),
             trace: None,
+            push_marks: std::collections::VecDeque::new(),
             cfg,
         }
     }

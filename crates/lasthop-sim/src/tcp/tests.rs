@@ -509,3 +509,46 @@ fn recovery_exit_option_one_or_two() {
         assert_eq!(c.cwnd(), expected, "exit to ssthresh: {to_ssthresh}");
     }
 }
+
+/// The client's segments after it wrote 12 segments' worth (10 leave: the initial window) and
+/// then 4 more, and the ACK of the first 6 let all of it go: (end offset in MSS, PSH) each.
+fn pushes_after_two_writes(client: TcpConfig) -> Vec<(u32, bool)> {
+    let (mut c, _) = established(client, cfg());
+    let mut out = Vec::new();
+    c.write(ms(20), (12 * MSS) as u64, &mut out);
+    c.write(ms(21), (4 * MSS) as u64, &mut out);
+    c.on_segment(ms(60), &ack(base() + 6 * MSS, 60_000), &mut out);
+    out.iter().filter(|s| s.payload_len > 0).map(|s| ((s.hdr.seq.0 + s.payload_len - base()) / MSS, s.hdr.flags.has(TcpFlags::PSH))).collect()
+}
+
+#[test]
+fn linux_push_marks_the_end_of_every_write() {
+    // RFC rule: PSH only on the segment that ends the written data (16 segments' worth).
+    let rfc = pushes_after_two_writes(cfg());
+    assert_eq!(rfc.iter().filter(|(_, p)| *p).map(|(e, _)| *e).collect::<Vec<_>>(), vec![16]);
+    // Linux's tcp_push at the end of each sendmsg: the first write ended at 12 segments too.
+    let linux = pushes_after_two_writes(TcpConfig { linux_push: true, ..cfg() });
+    assert_eq!(linux.iter().filter(|(_, p)| *p).map(|(e, _)| *e).collect::<Vec<_>>(), vec![12, 16]);
+    assert_eq!(rfc.len(), linux.len(), "same segments otherwise: {rfc:?}");
+}
+
+#[test]
+fn linux_push_acks_a_pushed_full_segment_once_the_application_has_read_it() {
+    let pushed = |seq: u32, len: u32| Segment { hdr: TcpHeader { flags: TcpFlags(TcpFlags::ACK | TcpFlags::PSH), ..data(seq, len).hdr }, payload_len: len };
+    for linux in [false, true] {
+        let rcfg = TcpConfig { delayed_ack: Some(Duration::from_millis(200)), linux_push: linux, ..cfg() };
+        let (_, mut s) = established(cfg(), rcfg);
+        let mut out = Vec::new();
+        s.on_segment(ms(20), &pushed(base(), MSS), &mut out);
+        assert!(out.is_empty(), "not before the application has read it");
+        s.read(ms(20), u64::MAX, &mut out);
+        // Linux: ICSK_ACK_PUSHED, then tcp_cleanup_rbuf ACKs the emptied queue; RFC 1122: the
+        // delayed-ACK timer or a second full segment.
+        assert_eq!(out.len(), linux as usize, "linux_push = {linux}");
+        out.clear();
+        // A pushed segment shorter than the MSS is not "full-sized": delayed as any other.
+        s.on_segment(ms(30), &pushed(base() + MSS, MSS / 2), &mut out);
+        s.read(ms(30), u64::MAX, &mut out);
+        assert!(out.is_empty(), "linux_push = {linux}: a short pushed segment waits");
+    }
+}
