@@ -47,15 +47,15 @@ CASES: dict[str, tuple[str, list[str], str, list[str], float]] = {
 }
 
 # Flags of `lasthop emu run` only, per case.
-EMU_FLAGS: dict[str, list[str]] = {"home-sack-clear-psh": ["--clear-psh"], "home-saplaw-clear-psh": ["--clear-psh"]}
+EMU_FLAGS: dict[str, tuple[str, ...]] = {"home-sack-clear-psh": ("--clear-psh",), "home-saplaw-clear-psh": ("--clear-psh",)}
 
 
 def lasthop() -> str:
     return str(Path(sys.executable).with_name("lasthop"))
 
 
-def run(world: str, scenario: str, sets: list[str], seed: int, out: Path, flags: list[str] = []) -> dict:
-    cmd = [lasthop()] + (["emu", "run"] if world == "emu" else ["run"]) + [scenario, "--seed", str(seed), "--out", str(out), "-q", "--force"] + flags
+def run(world: str, scenario: str, sets: list[str], seed: int, out: Path, flags: tuple[str, ...] = ()) -> dict:
+    cmd = [lasthop()] + (["emu", "run"] if world == "emu" else ["run"]) + [scenario, "--seed", str(seed), "--out", str(out), "-q", "--force", *flags]
     for s in sets:
         cmd += ["--set", s]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -122,7 +122,7 @@ def main() -> None:
             res = results.setdefault(case, {"emu": [], "sim": [], "sim_linux": []})
             for seed in range(1, args.runs + 1):
                 t0 = time.time()
-                res["emu"].append(run("emu", scenario, sets, seed, Path(tmp) / f"{case}-emu-{seed}", EMU_FLAGS.get(case, [])))
+                res["emu"].append(run("emu", scenario, sets, seed, Path(tmp) / f"{case}-emu-{seed}", EMU_FLAGS.get(case, ())))
                 loads.append(os.getloadavg())
                 res["sim"].append(run("sim", scenario, sets, seed, Path(tmp) / f"{case}-sim-{seed}"))
                 res["sim_linux"].append(run("sim", scenario, sets + variant_sets, seed, Path(tmp) / f"{case}-simlx-{seed}"))

@@ -235,7 +235,6 @@ def test_a_receiver_side_window_on_a_modelled_receiver_is_refused_by_name(tmp_pa
     assert not (tmp_path / "r").exists()
 
 
-
 def _ack_pattern(pcap: Path, receiver: str, t0: float, t1: float) -> tuple[int, int, int, int]:
     """From a capture at the receiver's interface (tshark): (data segments, those carrying PSH,
     the receiver's ACKs that advanced, those that advanced by exactly one 1460 B segment), the

@@ -145,7 +145,7 @@ impl TcpSocket {
             flags |= TcpFlags::FIN;
             self.snd.fin_sent = true;
         }
-        if len > 0 && (end == self.snd.buf_end || self.ends_a_write(seq, end)) {
+        if len > 0 && (end == self.snd.buf_end || (self.cfg.linux_push && self.ends_a_write(seq, end))) {
             flags |= TcpFlags::PSH;
         }
         let h = self.base_header(seq, flags);
