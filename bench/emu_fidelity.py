@@ -40,7 +40,10 @@ CASES: dict[str, tuple[str, list[str], str, list[str], float]] = {
     "home-reno": ("home", HOME60, "ftp", ["game-down", "chat-down"], 20.0),
     "home-cubic": ("home", HOME60 + ["flows.ftp.tcp.variant=cubic"], "ftp", ["game-down", "chat-down"], 20.0),
     "home-saplaw": ("home", HOME60 + ["wlans.home.sap_law.capacity=18Mbps"], "ftp", ["game-down", "chat-down"], 20.0),
-    # SACK on both sides (the downloads then match) and PSH cleared on the kernel's segments, so
+    # SACK on both sides (the downloads then match), with and without SAP-LAW.
+    "home-sack": ("home", HOME60 + ["flows.ftp.tcp.sack=true"], "ftp", ["game-down", "chat-down"], 20.0),
+    "home-saplaw-sack": ("home", HOME60 + ["flows.ftp.tcp.sack=true", "wlans.home.sap_law.capacity=18Mbps"], "ftp", ["game-down", "chat-down"], 20.0),
+    # The same with PSH cleared on the kernel's segments, so
     # its receiver ACKs as the simulator's (EMULATION.md): with and without SAP-LAW.
     "home-sack-clear-psh": ("home", HOME60 + ["flows.ftp.tcp.sack=true"], "ftp", ["game-down", "chat-down"], 20.0),
     "home-saplaw-clear-psh": ("home", HOME60 + ["flows.ftp.tcp.sack=true", "wlans.home.sap_law.capacity=18Mbps"], "ftp", ["game-down", "chat-down"], 20.0),

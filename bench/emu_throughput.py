@@ -34,7 +34,7 @@ def main() -> None:
         out = json.loads(subprocess.run(client, capture_output=True, text=True, check=True).stdout)
         server.wait(timeout=30)
     finally:
-        _, _, emulator, _ = emu.finish()
+        _, _, emulator, *_ = emu.finish()
     end = out["end"]
     rx = end.get("sum_received") or end.get("sum")
     em = json.loads(emulator)

@@ -40,6 +40,7 @@ def emu_run(
     snaplen: Optional[int] = typer.Option(None, "--snaplen", help="Bytes kept of each captured packet (default: all; 128 keeps the headers)."),
     spin_us: float = typer.Option(0.0, "--spin-us", help="Poll instead of sleeping this long before each due event, µs: releases on time to a few µs instead of the timer's ~25 µs, a busy core meanwhile (BENCHMARKS.md)."),
     clear_psh: bool = typer.Option(False, "--clear-psh", help="Clear PSH on the kernel TCPs' data segments: their Linux receivers then ACK every second full segment (RFC 1122, as the simulator's) instead of at once after a full segment with PSH (EMULATION.md)."),
+    keep_cpus_awake: bool = typer.Option(True, "--keep-cpus-awake/--let-cpus-sleep", help="While the run goes, hold idle CPUs at 0 µs wake-up latency (PM QoS, /dev/cpu_dma_latency; needs root): on a virtual machine a halted CPU wakes the emulator ms late (BENCHMARKS.md). Idle CPUs poll meanwhile."),
 ) -> None:
     """Emulate a scenario for its duration (real time) with its flows; write a results directory
     in the layout of `lasthop run` (Ctrl-C stops early and still writes it)."""
@@ -56,7 +57,7 @@ def emu_run(
         directory = out or Path("results") / f"{safe_name(sc.name)}-emu"
         check_output(directory, "run", force)
         err.print(f"emulating {sc.name} for {sc.resolved['simulation']['duration']} (real time)…", highlight=False)
-        res = emu.run(sc, pcap=pcap, snaplen=snaplen, spin_us=spin_us, clear_push=clear_psh)
+        res = emu.run(sc, pcap=pcap, snaplen=snaplen, spin_us=spin_us, clear_push=clear_psh, keep_cpus_awake=keep_cpus_awake)
         res.write(directory, force=force)
     except USER_ERRORS as e:
         raise _error(e)
@@ -71,6 +72,8 @@ def emu_run(
     late = em["release_lateness_us"]
     console.print(Text(f"emulator: {em['packets_read']} packets read, {em['packets_written']} written, "
                        f"{em['malformed_packets']} malformed, release lateness p50 {late['p50']} µs p99 {late['p99']} µs"))
+    if em.get("cpus_kept_awake_error"):
+        console.print(Text(f"idle CPUs were not kept awake ({em['cpus_kept_awake_error']}): releases may be ms late on a virtual machine"))
     for link in res.summary["links"]:
         if link["queue_drops"]:
             console.print(Text(f"queue drops: {link['name']}: {link['queue_drops']}"))

@@ -88,7 +88,7 @@ def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str |
     """Serves senders on `listen` until SIGINT/SIGTERM (or `sessions` sessions), several at once.
     With `out`, each session's records and counts stay in ``out/<session>/``; with `ditg_log`,
     every session's received packets are also appended to that D-ITG binary log (ITGRecv's
-    ``-l``) as it ends; `realtime` receives UDP at SCHED_FIFO priority where permitted. At most
+    ``-l``) as it ends; `realtime` receives UDP at SCHED_FIFO priority where permitted (idle CPUs held awake). At most
     `max_sessions` at once; a connection must set up within `handshake_timeout` s and a running
     session that hears nothing for `idle_timeout` s is over (a sender probes every 5 s). Returns
     the receiver's summary."""
@@ -151,7 +151,8 @@ def send(
     `report_progress(done, total, what)` as figures are drawn). `duration` (s) and `seed`
     override the file's ``[simulation]``.
     `realtime` runs the senders at SCHED_FIFO priority where permitted (steadier pacing on a busy
-    machine). `ditg_log` also writes the packets sent as a D-ITG binary log (ITGSend's ``-l``) that
+    machine) and holds idle CPUs at 0 µs wake-up latency meanwhile (PM QoS; a halted virtual CPU
+    wakes the pacer late). `ditg_log` also writes the packets sent as a D-ITG binary log (ITGSend's ``-l``) that
     ITGDec and ``lasthop ditg-dec`` read. `spin_us` is how long before each departure the pacer stops sleeping and spins on
     the clock (default 50 µs): more CPU for fewer late departures. `gso` sends batches of
     equal-size datagrams as one segmented write (UDP GSO: several times the packet rate, but a

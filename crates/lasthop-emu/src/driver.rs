@@ -46,6 +46,7 @@ use lasthop_core::report::{ErrorGeneratorReport, SapLawReport, SnoopReport};
 use lasthop_core::wire;
 use lasthop_core::wired::flow_key;
 use lasthop_core::Time;
+use lasthop_gen::pacer::CpuLatencyRequest;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -138,6 +139,10 @@ pub struct DriverStats {
     pub realtime: bool,
     /// The spin before each due event ([`Driver::set_spin`]), ns.
     pub spin_ns: u64,
+    /// True if the run held the kernel's CPU wake-up latency at 0 µs (`Driver::keep_cpus_awake`).
+    pub cpus_kept_awake: bool,
+    /// Why the kernel refused that request, if it was made and refused.
+    pub cpus_kept_awake_error: Option<String>,
 }
 
 /// Lateness below this many µs is histogrammed per µs.
@@ -266,6 +271,8 @@ pub struct Driver {
     processors_at_end: Option<(ProcessorReports, MechanismStats)>,
     /// Clear PSH on the kernel TCPs' data segments as they are read (see `EmuOptions::clear_push`).
     pub clear_push: bool,
+    /// Hold idle CPUs at 0 µs wake-up latency while `run` runs (see `EmuOptions::keep_cpus_awake`).
+    pub keep_cpus_awake: bool,
 }
 
 /// SAP-LAW's, Snoop's and the error generators' entries of the run report.
@@ -298,6 +305,7 @@ impl Driver {
             tcps: Vec::new(),
             segs: Vec::new(),
             spin_ns: 0,
+            keep_cpus_awake: false,
             processors_at_end: None,
             clear_push: false,
         }
@@ -365,6 +373,7 @@ impl Driver {
         // default 50 µs would be the floor of every release's lateness).
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
         self.stats.realtime = set_realtime_priority();
+        let _awake = self.keep_cpus_awake.then(|| self.request_cpus_awake()).flatten();
         let mut fds: Vec<libc::pollfd> =
             self.tuns.iter().flatten().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
         let mut reached = None;
@@ -398,6 +407,21 @@ impl Driver {
                         self.stats.wake_late(self.clock().0.saturating_sub(before + sleep));
                     }
                 }
+            }
+        }
+    }
+
+    /// Asks the kernel to keep idle CPUs polling for as long as the request lives; records the
+    /// outcome in the stats.
+    fn request_cpus_awake(&mut self) -> Option<CpuLatencyRequest> {
+        match CpuLatencyRequest::zero() {
+            Ok(r) => {
+                self.stats.cpus_kept_awake = true;
+                Some(r)
+            }
+            Err(e) => {
+                self.stats.cpus_kept_awake_error = Some(format!("{}: {e}", CpuLatencyRequest::DEVICE));
+                None
             }
         }
     }

@@ -98,12 +98,16 @@ pub struct EmuOptions {
     /// as the simulator's does, instead of at once after a full-sized segment carrying PSH
     /// (Linux ≥ 5.13, `tcp_measure_rcv_mss`).
     pub clear_push: bool,
+    /// Hold a PM QoS request for 0 µs of CPU wake-up latency while the driver runs
+    /// ([`lasthop_gen::pacer::CpuLatencyRequest`]): idle CPUs poll instead of halting, so the
+    /// driver's timer wake-ups are not delayed by a halted virtual CPU (ms on a shared VM).
+    pub keep_cpus_awake: bool,
 }
 
 impl EmuOptions {
     /// A timed run of the scenario's flows, stopped early by SIGINT/SIGTERM, no captures.
     pub fn run() -> EmuOptions {
-        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), pcap_files: Vec::new(), snaplen: None, spin: std::time::Duration::ZERO, clear_push: false }
+        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), pcap_files: Vec::new(), snaplen: None, spin: std::time::Duration::ZERO, clear_push: false, keep_cpus_awake: true }
     }
 }
 
@@ -210,6 +214,7 @@ impl Emulation {
         let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
         driver.set_spin(opts.spin);
         driver.clear_push = opts.clear_push;
+        driver.keep_cpus_awake = opts.keep_cpus_awake;
         driver.add_models(models);
         if opts.flows {
             driver.add_model_tcp(model::model_tcp_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu));
@@ -703,6 +708,10 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture:
         "spin_us": st.spin_ns as f64 / 1e3,
         "push_flags_cleared": st.push_flags_cleared,
         "realtime_scheduling": st.realtime,
+        // Whether the kernel held idle CPUs at 0 µs wake-up latency for the run (PM QoS), and
+        // if asked for but refused, why.
+        "cpus_kept_awake": st.cpus_kept_awake,
+        "cpus_kept_awake_error": st.cpus_kept_awake_error,
         "apps": apps.iter().map(|a| serde_json::json!({
             "flow": a.name, "bytes_sent": a.bytes_sent, "bytes_received": a.bytes_received, "error": a.error,
             "sender_tcp_info": a.sender_info.last().map(tcp_info_json),

@@ -459,9 +459,12 @@ impl<'a> Session<'a> {
         let c = ctx.clone();
         let realtime = self.o.realtime;
         data.threads.push(std::thread::spawn(move || {
-            if realtime {
+            // Real time: SCHED_FIFO, and idle CPUs kept polling while the session receives
+            // (a halted virtual CPU wakes the thread late; `CpuLatencyRequest`).
+            let _awake = realtime.then(|| {
                 crate::pacer::realtime_priority();
-            }
+                crate::pacer::CpuLatencyRequest::zero().ok()
+            });
             udp_loop(udp, w, c, meter == Meter::Rtt, kernel_ts)
         }));
         for (id, l) in own {

@@ -29,9 +29,10 @@ impl PyEmulation {
     /// `node:neighbour`), `snaplen` cuts captured packets, `spin_us` polls instead of sleeping
     /// that long before each due event, `pcap_files` are where the captures are streamed (in
     /// `pcap`'s order; a capture without one is returned by `finish`), `clear_push` clears PSH
-    /// on the kernel TCPs' data segments (their receivers then ACK as RFC 1122's).
+    /// on the kernel TCPs' data segments (their receivers then ACK as RFC 1122's),
+    /// `keep_cpus_awake` holds idle CPUs at 0 µs wake-up latency (PM QoS) while it runs.
     #[new]
-    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0, pcap_files=Vec::new(), clear_push=false))]
+    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0, pcap_files=Vec::new(), clear_push=false, keep_cpus_awake=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -46,10 +47,11 @@ impl PyEmulation {
         spin_us: f64,
         pcap_files: Vec<std::path::PathBuf>,
         clear_push: bool,
+        keep_cpus_awake: bool,
     ) -> PyResult<Self> {
         let scenario = scenario_from(text, file, overrides)?;
         let spin = std::time::Duration::from_nanos((spin_us.clamp(0.0, 10_000.0) * 1e3) as u64);
-        let opts = EmuOptions { flows, timed, handle_signals, pcap, pcap_files, snaplen, spin, clear_push };
+        let opts = EmuOptions { flows, timed, handle_signals, pcap, pcap_files, snaplen, spin, clear_push, keep_cpus_awake };
         let emu = py.allow_threads(|| Emulation::start(scenario, &opts)).map_err(emu_err)?;
         Ok(PyEmulation { emu: Some(emu) })
     }
