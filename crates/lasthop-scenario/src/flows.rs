@@ -328,6 +328,14 @@ pub struct TcpParams {
     /// packets).
     #[serde(default, skip_serializing_if = "PushRule::is_rfc")]
     pub push: PushRule,
+    /// What the sender does when the window ends inside a segment: "rfc" (default; the runt
+    /// waits until a full segment fits while data is in flight, sender SWS avoidance, RFC 9293
+    /// §3.8.6.2.1) or "linux" (the part that fits goes out behind a full segment unless a
+    /// segment shorter than the MSS is unacknowledged: `tcp_mss_split_point` with Minshall's
+    /// Nagle; a window-limited Linux sender keeps a fraction of a segment more in flight and
+    /// sends about one sub-MSS segment per round trip; EMULATION.md).
+    #[serde(default, skip_serializing_if = "WindowEdge::is_rfc")]
+    pub window_edge: WindowEdge,
     /// Tick of a coarse retransmission clock (e.g. "500ms", BSD's slow timer and the OPNET
     /// model of paper 003): G of RFC 6298 and every RTO a whole number of ticks. Default: an
     /// exact clock with G = 1 ms.
@@ -402,6 +410,21 @@ pub enum PushRule {
 impl PushRule {
     pub fn is_rfc(&self) -> bool {
         *self == PushRule::Rfc
+    }
+}
+
+/// The sender at the window's edge (see `TcpParams::window_edge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowEdge {
+    #[default]
+    Rfc,
+    Linux,
+}
+
+impl WindowEdge {
+    pub fn is_rfc(&self) -> bool {
+        *self == WindowEdge::Rfc
     }
 }
 

@@ -178,5 +178,6 @@ pub fn tcp_config(p: &lasthop_scenario::TcpParams, path_mtu: u64) -> TcpConfig {
         slow_but_steady: p.partial_ack_timer == lasthop_scenario::PartialAckTimer::SlowButSteady,
         exit_to_ssthresh: p.recovery_exit == lasthop_scenario::RecoveryExit::Ssthresh,
         linux_push: p.push == lasthop_scenario::PushRule::Linux,
+        linux_window_edge: p.window_edge == lasthop_scenario::WindowEdge::Linux,
     }
 }

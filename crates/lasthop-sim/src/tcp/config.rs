@@ -51,6 +51,11 @@ pub struct TcpConfig {
     /// (`tcp_measure_rcv_mss`' ICSK_ACK_PUSHED, Linux 5.13). False: PSH only where the written
     /// data ends, and the receiver ignores it (RFC 9293 §3.9.1.2 leaves it to the receiver).
     pub linux_push: bool,
+    /// Linux at the window's edge: when the window ends inside a segment, the part that fits
+    /// goes out behind a full segment unless a segment shorter than the MSS is unacknowledged
+    /// (`tcp_mss_split_point` and Minshall's Nagle). False: the runt waits for a full segment's
+    /// room while data is in flight (sender SWS avoidance, RFC 9293 §3.8.6.2.1).
+    pub linux_window_edge: bool,
 }
 
 impl Default for TcpConfig {
@@ -78,6 +83,7 @@ impl Default for TcpConfig {
             slow_but_steady: false,
             exit_to_ssthresh: false,
             linux_push: false,
+            linux_window_edge: false,
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct SendState {
     /// SND.WL1 and SND.WL2: the segment that last updated SND.WND.
     pub(super) wl1: SeqNum,
     pub(super) wl2: SeqNum,
+    /// End of the last new segment shorter than the MSS (Linux's `snd_sml`): while it is
+    /// unacknowledged a small segment is outstanding (`TcpConfig::linux_window_edge`).
+    pub(super) small_end: SeqNum,
 }
 
 impl SendState {
@@ -48,6 +51,7 @@ impl SendState {
             wnd: 0,
             wl1: SeqNum(0),
             wl2: iss,
+            small_end: iss,
         }
     }
 }
@@ -91,6 +95,9 @@ impl TcpSocket {
             return;
         }
         let mss = self.effective_mss();
+        // A full segment left in this call just before (Linux cuts the window's last partial
+        // segment only off a send that starts with a full one).
+        let mut after_full = false;
         loop {
             let unsent = (self.snd.buf_end - self.snd.nxt).max(0) as u64;
             let fin_pending = self.snd.fin_requested && !self.fin_sent_at_or_beyond(self.snd.nxt);
@@ -115,17 +122,20 @@ impl TcpSocket {
             if self.timers.pace_at.is_some_and(|t| t > now) {
                 break; // paced: the timer sends it
             }
-            if (len as u64) < mss && (len as u64) < unsent {
-                // Window-limited runt: wait for more window unless nothing is in flight
-                // (sender SWS avoidance, RFC 9293 §3.8.6.2.1).
-                if in_flight > 0 {
+            let runt = (len as u64) < mss;
+            if runt && (len as u64) < unsent && in_flight > 0 {
+                // Window-limited runt: wait for more window (sender SWS avoidance, RFC 9293
+                // §3.8.6.2.1) — or, as Linux, fill the window's edge behind a full segment
+                // unless a small segment is still unacknowledged (`tcp_mss_split_point` with
+                // Minshall's Nagle, `tcp_nagle_check`).
+                if !(self.cfg.linux_window_edge && after_full && !self.small_outstanding()) {
                     break;
                 }
-            }
-            if self.cfg.nagle && (len as u64) < mss && in_flight > 0 && !(unsent == len as u64 && self.snd.fin_requested) {
+            } else if self.cfg.nagle && runt && in_flight > 0 && !(unsent == len as u64 && self.snd.fin_requested) {
                 // Nagle (RFC 896): at most one small segment outstanding.
                 break;
             }
+            after_full = !runt;
             let seq = self.snd.nxt;
             self.recovery.limited_sent += (in_flight + len as u64).saturating_sub(self.cc.cwnd().max(in_flight));
             self.send_data(now, seq, len, out);
@@ -134,6 +144,11 @@ impl TcpSocket {
                 break;
             }
         }
+    }
+
+    /// A segment shorter than the MSS is sent and not yet acknowledged (Minshall's test).
+    fn small_outstanding(&self) -> bool {
+        self.snd.small_end > self.snd.una && self.snd.small_end <= self.snd.nxt
     }
 
     /// Sends `len` bytes of data starting at `seq` (a FIN is attached when it is the end).
@@ -160,6 +175,9 @@ impl TcpSocket {
             }
         } else if self.timers.timed.is_none() {
             self.timers.timed = Some(TimedSegment { seq, sent: now });
+        }
+        if !retransmission && len > 0 && (len as u64) < self.effective_mss() {
+            self.snd.small_end = end;
         }
         if len > 0 {
             self.stats.data_segments_sent += 1;

@@ -552,3 +552,34 @@ fn linux_push_acks_a_pushed_full_segment_once_the_application_has_read_it() {
         assert!(out.is_empty(), "linux_push = {linux}: a short pushed segment waits");
     }
 }
+
+/// Payload sizes the client sends, one list per ACK, after writing 30 segments' worth (10 leave
+/// with the initial window): ACKs of 2, 4 and 11.5 segments whose windows end inside a segment.
+fn sizes_at_the_window_edge(client: TcpConfig) -> Vec<Vec<u32>> {
+    let (mut c, _) = established(client, cfg());
+    let mut out = Vec::new();
+    c.write(ms(20), (30 * MSS) as u64, &mut out);
+    assert_eq!(out.len(), 10);
+    let mut sent = Vec::new();
+    for (t, acked, wnd) in [(60, 2 * MSS, 9_500), (70, 4 * MSS, 9_700), (80, 11 * MSS + MSS / 2, 9_700)] {
+        out.clear();
+        c.on_segment(ms(t), &ack(base() + acked, wnd), &mut out);
+        sent.push(out.iter().map(|s| s.payload_len).filter(|&n| n > 0).collect());
+    }
+    sent
+}
+
+#[test]
+fn linux_fills_the_window_edge_behind_a_full_segment_when_no_runt_is_outstanding() {
+    // MSS 1 000, window-limited (cwnd 11-13 segments > the 9.5-9.7 kB windows). Hand count of the
+    // right edges: 2 000 + 9 500 = 11 500; 4 000 + 9 700 = 13 700; 11 500 + 9 700 = 21 200.
+    let nagle = TcpConfig { nagle: true, ..cfg() };
+    // RFC 9293 §3.8.6.2.1: only full segments while data is in flight; the edge's runt waits.
+    // Edges 11 500 / 13 700 / 21 200 from nxt 10 000 / 11 000 / 13 000.
+    assert_eq!(sizes_at_the_window_edge(nagle.clone()), vec![vec![1_000], vec![1_000, 1_000], vec![1_000; 8]]);
+    // Linux (tcp_mss_split_point, Minshall's Nagle): the 500 B runt goes behind the full
+    // segment; at the next edge (200 B past two full segments) that runt is unacknowledged, so
+    // the new one waits; the ACK of 11 500 covers it, and the 700 B runt of the last edge leaves.
+    let linux = sizes_at_the_window_edge(TcpConfig { linux_window_edge: true, ..nagle });
+    assert_eq!(linux, vec![vec![1_000, 500], vec![1_000, 1_000], [vec![1_000; 7], vec![700]].concat()]);
+}
