@@ -336,6 +336,13 @@ pub struct TcpParams {
     /// sends about one sub-MSS segment per round trip; EMULATION.md).
     #[serde(default, skip_serializing_if = "WindowEdge::is_rfc")]
     pub window_edge: WindowEdge,
+    /// How cwnd moves during fast recovery without SACK: "newreno" (default; RFC 6582 §3.2:
+    /// inflated by each duplicate ACK, deflated by each partial ACK) or "prr" (RFC 6937's
+    /// Proportional Rate Reduction with the slow-start bound, as Linux's `tcp_cwnd_reduction`
+    /// runs it for every recovery: sends in proportion to what the duplicate ACKs report, and
+    /// the holes it cannot see without SACK count as in flight; EMULATION.md).
+    #[serde(default, skip_serializing_if = "RecoveryWindow::is_newreno")]
+    pub recovery_window: RecoveryWindow,
     /// Tick of a coarse retransmission clock (e.g. "500ms", BSD's slow timer and the OPNET
     /// model of paper 003): G of RFC 6298 and every RTO a whole number of ticks. Default: an
     /// exact clock with G = 1 ms.
@@ -410,6 +417,21 @@ pub enum PushRule {
 impl PushRule {
     pub fn is_rfc(&self) -> bool {
         *self == PushRule::Rfc
+    }
+}
+
+/// cwnd during fast recovery without SACK (see `TcpParams::recovery_window`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryWindow {
+    #[default]
+    Newreno,
+    Prr,
+}
+
+impl RecoveryWindow {
+    pub fn is_newreno(&self) -> bool {
+        *self == RecoveryWindow::Newreno
     }
 }
 

@@ -179,5 +179,6 @@ pub fn tcp_config(p: &lasthop_scenario::TcpParams, path_mtu: u64) -> TcpConfig {
         exit_to_ssthresh: p.recovery_exit == lasthop_scenario::RecoveryExit::Ssthresh,
         linux_push: p.push == lasthop_scenario::PushRule::Linux,
         linux_window_edge: p.window_edge == lasthop_scenario::WindowEdge::Linux,
+        prr_recovery: p.recovery_window == lasthop_scenario::RecoveryWindow::Prr,
     }
 }

@@ -192,6 +192,11 @@ impl CongestionControl {
         self.window_mut().deflate(acked, smss);
     }
 
+    /// Sets cwnd during recovery without SACK when PRR decides it (`recovery.rs`, RFC 6937).
+    pub fn set_recovery_cwnd(&mut self, bytes: u64) {
+        self.window_mut().cwnd = bytes;
+    }
+
     /// The full ACK that ends recovery, `flight` bytes still outstanding.
     pub fn on_recovery_exit(&mut self, flight: u64, smss: u64) {
         self.window_mut().exit_recovery(flight, smss);

@@ -56,6 +56,10 @@ pub struct TcpConfig {
     /// (`tcp_mss_split_point` and Minshall's Nagle). False: the runt waits for a full segment's
     /// room while data is in flight (sender SWS avoidance, RFC 9293 §3.8.6.2.1).
     pub linux_window_edge: bool,
+    /// Without SACK, cwnd in fast recovery follows RFC 6937's Proportional Rate Reduction as
+    /// Linux runs it (`tcp_cwnd_reduction`, duplicate ACKs counted as delivered segments) instead
+    /// of RFC 6582's inflation and deflation.
+    pub prr_recovery: bool,
 }
 
 impl Default for TcpConfig {
@@ -84,6 +88,7 @@ impl Default for TcpConfig {
             exit_to_ssthresh: false,
             linux_push: false,
             linux_window_edge: false,
+            prr_recovery: false,
         }
     }
 }

@@ -37,6 +37,22 @@ pub struct Recovery {
     pub(super) high_rxt: SeqNum,
     /// RFC 6675's scoreboard: the ranges the peer has SACKed above SND.UNA.
     pub(super) scoreboard: RangeSet,
+    /// Proportional Rate Reduction's counters (`TcpConfig::prr_recovery`, without SACK).
+    pub(super) prr: Prr,
+}
+
+/// RFC 6937's state for one recovery, bytes, as Linux keeps it without SACK
+/// (`tcp_cwnd_reduction`; duplicate ACKs counted as delivered segments, `tcp_add_reno_sack`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prr {
+    /// prr_delivered: data the receiver got since recovery began.
+    pub(super) delivered: u64,
+    /// prr_out: data sent since recovery began (retransmissions included).
+    pub(super) out: u64,
+    /// RecoverFS: cwnd when recovery began (Linux's `prior_cwnd`).
+    pub(super) prior_cwnd: u64,
+    /// Data the duplicate ACKs say arrived above the hole (Linux's `sacked_out`).
+    pub(super) sacked: u64,
 }
 
 impl Recovery {
@@ -49,6 +65,7 @@ impl Recovery {
             recover: iss,
             high_rxt: iss,
             scoreboard: RangeSet::default(),
+            prr: Prr::default(),
         }
     }
 }
@@ -128,8 +145,19 @@ impl TcpSocket {
                 let mss = self.effective_mss();
                 let len = self.segment_len_at(self.snd.una);
                 let una = self.snd.una;
+                if self.cfg.prr_recovery {
+                    // Linux's `tcp_remove_reno_sacks`: the duplicate ACKs already counted the
+                    // segments this ACK covers above the old hole, save one.
+                    let p = &mut self.recovery.prr;
+                    let delivered = acked.saturating_sub(p.sacked).max(mss);
+                    p.sacked = p.sacked.saturating_sub(acked.saturating_sub(mss));
+                    // The next hole is marked lost (newly lost: no extra segment) and resent.
+                    self.prr_window(delivered, len as u64);
+                }
                 self.send_data(now, una, len, out);
-                self.cc.on_partial_ack(acked, mss);
+                if !self.cfg.prr_recovery {
+                    self.cc.on_partial_ack(acked, mss);
+                }
                 if !self.recovery.partial_ack_seen || self.cfg.slow_but_steady {
                     // Reset the timer only for the first partial ACK ("impatient", RFC 6582 §4.2),
                     // or for every one ("slow-but-steady").
@@ -161,7 +189,11 @@ impl TcpSocket {
         self.recovery.dupacks += 1;
         self.stats.dup_acks_received += 1;
         if self.recovery.in_recovery {
-            if !self.opts.sack_ok {
+            if !self.opts.sack_ok && self.cfg.prr_recovery {
+                let mss = self.effective_mss();
+                self.recovery.prr.sacked += mss;
+                self.prr_window(mss, 0);
+            } else if !self.opts.sack_ok {
                 // Window inflation (RFC 6582 §3.2 step 4).
                 self.cc.on_recovery_dup_ack(self.effective_mss());
             }
@@ -188,16 +220,54 @@ impl TcpSocket {
         self.recovery.partial_ack_seen = false;
         self.recovery.recover = self.snd.max;
         self.recovery.high_rxt = self.snd.una;
+        let prior_cwnd = self.cc.cwnd();
         self.cc.on_fast_retransmit(self.flight_size().saturating_sub(self.recovery.limited_sent), mss, self.opts.sack_ok);
         self.recovery.limited_sent = 0;
         let una = self.snd.una;
         let len = self.segment_len_at(una);
+        if self.cfg.prr_recovery && !self.opts.sack_ok {
+            // The duplicate ACKs so far each stand for a segment delivered above the hole.
+            let sacked = self.recovery.dupacks as u64 * mss;
+            self.recovery.prr = Prr { delivered: 0, out: 0, prior_cwnd, sacked };
+            self.prr_window(mss, len as u64);
+        }
         self.send_data(now, una, len, out);
         if self.opts.sack_ok {
             self.recovery.high_rxt = una + len;
         }
         self.timers.timed = None;
         self.record(now, TraceEvent::FastRetransmit, None);
+    }
+
+    /// RFC 6937 PRR with slow-start reduction bound (PRR-SSRB), as Linux's `tcp_cwnd_reduction`,
+    /// on an ACK in recovery without SACK that delivered `delivered` bytes: how much may be sent
+    /// (`sndcnt`), given as cwnd over what the sender counts in flight. In flight is Linux's
+    /// estimate: sent and unacknowledged, less what the duplicate ACKs reported, less the hole
+    /// about to be resent (`rtx` bytes, marked lost); the holes beyond it stay counted, since
+    /// without SACK nothing tells of them. (Linux's extra segment when SND.UNA advances without
+    /// a new loss never applies here: every partial ACK marks the next hole lost.)
+    fn prr_window(&mut self, delivered: u64, rtx: u64) {
+        let mss = self.effective_mss();
+        let flight = (self.snd.nxt - self.snd.una).max(0) as u64;
+        let ssthresh = self.cc.ssthresh();
+        let p = &mut self.recovery.prr;
+        p.delivered += delivered;
+        let in_flight = flight.saturating_sub(p.sacked).saturating_sub(rtx);
+        let mut sndcnt = if in_flight > ssthresh {
+            // Proportional part: CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out, rounded
+            // up to whole segments as Linux counts (in packets).
+            let segments = (p.delivered as u128 * ssthresh as u128).div_ceil(p.prior_cwnd.max(1) as u128 * mss as u128) as u64;
+            (segments * mss).saturating_sub(p.out)
+        } else {
+            // Slow-start reduction bound as Linux has it: MIN(ssthresh − pipe,
+            // MAX(prr_delivered − prr_out, DeliveredData)).
+            p.delivered.saturating_sub(p.out).max(delivered).min(ssthresh - in_flight)
+        };
+        if p.out == 0 {
+            sndcnt = sndcnt.max(mss); // at least the fast retransmit
+        }
+        // The retransmission leaves regardless (send_data); new data gets the rest.
+        self.cc.set_recovery_cwnd(flight + sndcnt.saturating_sub(rtx));
     }
 
     /// Every ACK, once loss recovery has acted, goes to a model-based congestion control.

@@ -179,6 +179,9 @@ impl TcpSocket {
         if !retransmission && len > 0 && (len as u64) < self.effective_mss() {
             self.snd.small_end = end;
         }
+        if len > 0 && self.recovery.in_recovery && self.cfg.prr_recovery && !self.opts.sack_ok {
+            self.recovery.prr.out += len as u64;
+        }
         if len > 0 {
             self.stats.data_segments_sent += 1;
             let inflight = (self.snd.max - self.snd.una).max(0) as u64;

@@ -583,3 +583,52 @@ fn linux_fills_the_window_edge_behind_a_full_segment_when_no_runt_is_outstanding
     let linux = sizes_at_the_window_edge(TcpConfig { linux_window_edge: true, ..nagle });
     assert_eq!(linux, vec![vec![1_000, 500], vec![1_000, 1_000], [vec![1_000; 7], vec![700]].concat()]);
 }
+
+#[test]
+fn prr_recovery_sends_in_proportion_to_what_the_duplicate_acks_report() {
+    // RFC 6937 (PRR-SSRB) as Linux's tcp_cwnd_reduction without SACK; hand count, MSS 1 000.
+    // 12 segments out (offsets 0-11), segments at offsets 1 and 5 lost, no limited transmit.
+    // Fast retransmit on the third duplicate: RecoverFS = cwnd = 11 000, ssthresh = 11 000 / 2
+    // = 5 500; every duplicate ACK counts a segment delivered (sacked), and in flight = nxt − una
+    // − sacked − the hole being resent. pipe > ssthresh: send CEIL(delivered·5 500/11 000)
+    // segments − sent; else MIN(ssthresh − pipe, MAX(delivered − sent, this ACK's delivered)).
+    //  dup 3: delivered 1, pipe 11−3−1 = 7  > 5.5: CEIL(0.5) = 1 − 0: the retransmission (1)
+    //  dup 4: delivered 2, pipe 11−4 = 7    > 5.5: CEIL(1.0) = 1 − 1 = 0
+    //  dup 5: delivered 3, pipe 11−5 = 6    > 5.5: CEIL(1.5) = 2 − 1 = 1: new segment 12
+    //  dup 6: delivered 4, pipe 12−6 = 6    > 5.5: CEIL(2.0) = 2 − 2 = 0
+    //  dup 7: delivered 5, pipe 12−7 = 5   <= 5.5: MIN(0.5, 3) = half a segment: nothing (SWS)
+    //  dup 8-10: delivered 6-8, pipe 4: MIN(1.5, ...) = one segment each: 13, 14, 15
+    //  partial ACK of offsets 1-4 (4 000 B; the duplicates counted 3 of them): delivered 1,
+    //  sacked 10 − 3 = 7, pipe 16−5−7−1 = 3: MIN(2.5, MAX(9 − 5, 1)) = 2 segments: the
+    //  retransmission of offset 5 and new segment 16.
+    let mut out = Vec::new();
+    let prr = TcpConfig { prr_recovery: true, limited_transmit: false, ..cfg() };
+    let mut c = sender_losing_segment_two(prr, 2, &mut out);
+    assert!(out.is_empty());
+    let mut sent = Vec::new();
+    for t in 0..8 {
+        out.clear();
+        c.on_segment(ms(123 + t), &ack(base() + MSS, 60_000), &mut out);
+        sent.push(out.iter().map(|s| (s.hdr.seq.0 - base()) / MSS).collect::<Vec<_>>());
+    }
+    out.clear();
+    c.on_segment(ms(200), &ack(base() + 5 * MSS, 60_000), &mut out);
+    sent.push(out.iter().map(|s| (s.hdr.seq.0 - base()) / MSS).collect());
+    assert_eq!(c.ssthresh(), 5_500);
+    assert!(c.in_recovery());
+    let expected: Vec<Vec<u32>> = vec![vec![1], vec![], vec![12], vec![], vec![], vec![13], vec![14], vec![15], vec![5, 16]];
+    assert_eq!(sent, expected);
+    // RFC 6582 on the same ACKs inflates from ssthresh + 3 segments = 8 500 by one segment per
+    // duplicate and first sends new data at the seventh (cwnd 12 500 over 11 000 in flight).
+    out.clear();
+    let mut c = sender_losing_segment_two(TcpConfig { limited_transmit: false, ..cfg() }, 2, &mut out);
+    let mut first_new = None;
+    for t in 0..8 {
+        out.clear();
+        c.on_segment(ms(123 + t), &ack(base() + MSS, 60_000), &mut out);
+        if first_new.is_none() && out.iter().any(|s| s.hdr.seq.0 - base() >= 12 * MSS) {
+            first_new = Some(t + 3);
+        }
+    }
+    assert_eq!(first_new, Some(7));
+}
