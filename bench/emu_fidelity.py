@@ -5,7 +5,7 @@ For each case, N emulated runs (seeds 1..N, real time) and the simulator on the 
 with the scenario's TCP as it is ("sim") and with the three Linux-named settings of the
 simulator's NewReno/CUBIC that Linux's TCP follows ("sim, Linux settings": tcp.abc_limit = 2,
 tcp.partial_ack_timer = "slow_but_steady", tcp.recovery_exit = "ssthresh", tcp.window_edge = "linux",
-tcp.recovery_window = "prr"). Prints a Markdown
+tcp.recovery_window = "prr", tcp.receive_window = "linux"). Prints a Markdown
 table of medians (min–max) and the difference of the medians, and the load average.
 
     sudo .venv/bin/python bench/emu_fidelity.py [--runs 3] [--cases dumbbell-reno,...] [--md FILE]
@@ -29,10 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-# EMULATION.md's tables up to 2026-11-26 were made with the first three; window_edge and
-# recovery_window since.
+# EMULATION.md's tables up to 2026-11-26 were made with the first three; window_edge,
+# recovery_window and receive_window since.
 LINUX = {"abc_limit": "2", "partial_ack_timer": "slow_but_steady", "recovery_exit": "ssthresh", "window_edge": "linux",
-         "recovery_window": "prr"}
+         "recovery_window": "prr", "receive_window": "linux"}
 
 HOME60 = ["simulation.duration=60s", "flows.game-down.start=1s", "flows.game-up.start=1s",
           "flows.chat-down.start=2s", "flows.chat-up.start=2s", "flows.ftp.start=3s"]

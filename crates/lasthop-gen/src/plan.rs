@@ -71,7 +71,7 @@ pub struct SocketTcp {
 }
 
 /// The `tcp` fields no socket option sets, and what sets them on Linux.
-const NOT_PER_SOCKET: [(&str, &str); 16] = [
+const NOT_PER_SOCKET: [(&str, &str); 17] = [
     ("sack", "the host's sysctl net.ipv4.tcp_sack (lasthop emu sets it per node namespace)"),
     ("window_scale", "the host's sysctl net.ipv4.tcp_window_scaling"),
     ("initial_cwnd", "the route's initcwnd (ip route change ... initcwnd N; lasthop emu sets it)"),
@@ -85,6 +85,7 @@ const NOT_PER_SOCKET: [(&str, &str); 16] = [
     ("push", "the kernel (Linux pushes at the end of every write and ACKs a pushed full segment at once: linux)"),
     ("window_edge", "the kernel (Linux fills the window's edge with a sub-MSS segment: linux)"),
     ("recovery_window", "the kernel (Linux's recovery is PRR: prr)"),
+    ("receive_window", "the kernel (Linux grows its window from 64 KB, ACKing each step: linux)"),
     ("timer_granularity", "the kernel's timer (jiffies)"),
     ("window_update", "the kernel (Linux announces a window as soon as reads open it: immediate)"),
     ("receiver_awnd", "paper 004's window, which needs the W-CDMA link's state (lasthop emu applies it)"),

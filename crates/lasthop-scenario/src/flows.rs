@@ -343,6 +343,13 @@ pub struct TcpParams {
     /// the holes it cannot see without SACK count as in flight; EMULATION.md).
     #[serde(default, skip_serializing_if = "RecoveryWindow::is_newreno")]
     pub recovery_window: RecoveryWindow,
+    /// The receiver's advertised window over the connection: "full" (default; the free
+    /// buffer from the first segment, ACKs by RFC 1122 §4.2.3.2) or "linux" (Linux's
+    /// `rcv_ssthresh`: 64 KB at first, two MSS more per data segment up to the buffer, each
+    /// growth acknowledged at once — a Linux receiver ACKs every segment through a bulk
+    /// transfer's first few hundred segments; EMULATION.md).
+    #[serde(default, skip_serializing_if = "ReceiveWindow::is_full")]
+    pub receive_window: ReceiveWindow,
     /// Tick of a coarse retransmission clock (e.g. "500ms", BSD's slow timer and the OPNET
     /// model of paper 003): G of RFC 6298 and every RTO a whole number of ticks. Default: an
     /// exact clock with G = 1 ms.
@@ -417,6 +424,21 @@ pub enum PushRule {
 impl PushRule {
     pub fn is_rfc(&self) -> bool {
         *self == PushRule::Rfc
+    }
+}
+
+/// The receiver's advertised window over the connection (see `TcpParams::receive_window`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceiveWindow {
+    #[default]
+    Full,
+    Linux,
+}
+
+impl ReceiveWindow {
+    pub fn is_full(&self) -> bool {
+        *self == ReceiveWindow::Full
     }
 }
 

@@ -180,5 +180,6 @@ pub fn tcp_config(p: &lasthop_scenario::TcpParams, path_mtu: u64) -> TcpConfig {
         linux_push: p.push == lasthop_scenario::PushRule::Linux,
         linux_window_edge: p.window_edge == lasthop_scenario::WindowEdge::Linux,
         prr_recovery: p.recovery_window == lasthop_scenario::RecoveryWindow::Prr,
+        linux_receive_window: p.receive_window == lasthop_scenario::ReceiveWindow::Linux,
     }
 }

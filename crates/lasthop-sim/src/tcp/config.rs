@@ -60,6 +60,12 @@ pub struct TcpConfig {
     /// Linux runs it (`tcp_cwnd_reduction`, duplicate ACKs counted as delivered segments) instead
     /// of RFC 6582's inflation and deflation.
     pub prr_recovery: bool,
+    /// Linux's receive window growth: the advertised window starts at 64 KB (65 535 B rounded
+    /// down to whole MSS) and grows by two MSS per data segment up to the buffer
+    /// (`rcv_ssthresh`, `tcp_grow_window`), each growth acknowledged at once — so a Linux
+    /// receiver acknowledges every segment until its window has grown. False: the whole buffer
+    /// from the start, ACKs by RFC 1122.
+    pub linux_receive_window: bool,
 }
 
 impl Default for TcpConfig {
@@ -89,6 +95,7 @@ impl Default for TcpConfig {
             linux_push: false,
             linux_window_edge: false,
             prr_recovery: false,
+            linux_receive_window: false,
         }
     }
 }

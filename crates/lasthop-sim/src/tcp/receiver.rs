@@ -38,6 +38,9 @@ pub struct RecvState {
     /// A full-sized segment carrying PSH arrived since the last ACK (`TcpConfig::linux_push`):
     /// acknowledged once the application has read everything.
     pub(super) pushed: bool,
+    /// What Linux's `rcv_ssthresh` has grown by since the connection began
+    /// (`TcpConfig::linux_receive_window`).
+    pub(super) window_grown: u64,
 }
 
 impl Default for RecvState {
@@ -53,6 +56,7 @@ impl Default for RecvState {
             fin_received: false,
             peer_fin: None,
             pushed: false,
+            window_grown: 0,
         }
     }
 }
@@ -113,6 +117,13 @@ impl TcpSocket {
             // RFC 5681 §4.2: ACK at once when a segment fills (part of) a hole.
             immediate |= had_holes;
             self.rcv.unacked_bytes += len;
+            if self.cfg.linux_receive_window && seg.payload_len >= 128 && self.window_limit() < self.cfg.recv_buffer.min(self.free_space() + len) {
+                // Linux's tcp_grow_window: two MSS more per data segment while the window is
+                // below the buffer and the space free before this segment, the grown window
+                // announced at once (icsk_ack.quick).
+                self.rcv.window_grown += 2 * self.cfg.mss as u64;
+                immediate = true;
+            }
             self.rcv.pushed |= self.cfg.linux_push && h.flags.has(TcpFlags::PSH) && seg.payload_len >= self.effective_mss() as u32;
             if !self.rcv.fin_received && self.rcv.peer_fin == Some(self.rcv.nxt) {
                 self.on_fin_received();
@@ -141,6 +152,17 @@ impl TcpSocket {
         }
     }
 
+    /// The most the receiver will advertise: the buffer, or under `linux_receive_window`
+    /// Linux's `rcv_ssthresh` — its initial window (65 535 B rounded down to whole MSS, the
+    /// 64 240 B of a 1 460-byte MSS, `tcp_select_initial_window`) plus what it has grown by.
+    pub(super) fn window_limit(&self) -> u64 {
+        if !self.cfg.linux_receive_window {
+            return self.cfg.recv_buffer;
+        }
+        let mss = self.cfg.mss.max(1) as u64;
+        (65_535 / mss * mss + self.rcv.window_grown).min(self.cfg.recv_buffer)
+    }
+
     /// Receive buffer space not held by unread data, under the awnd cap if one is set.
     pub(super) fn free_space(&self) -> u64 {
         let free = self.cfg.recv_buffer.saturating_sub(self.rcv.unread);
@@ -151,7 +173,7 @@ impl TcpSocket {
     /// RFC 7323 §2.4) and moved forward only by at least min(buffer/2, MSS) (receiver SWS).
     fn advertised_edge(&self) -> SeqNum {
         let max_field = if self.opts.wscale_ok { 65_535u64 << self.opts.rcv_wscale } else { 65_535 };
-        let free = self.free_space().min(max_field);
+        let free = self.free_space().min(max_field).min(self.window_limit());
         // Round down to the scale granularity so that the advertised value is exact.
         let free = (free >> self.rcv_wscale_in_use()) << self.rcv_wscale_in_use();
         let candidate = self.rcv.nxt + free as u32;

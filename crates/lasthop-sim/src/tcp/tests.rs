@@ -632,3 +632,42 @@ fn prr_recovery_sends_in_proportion_to_what_the_duplicate_acks_report() {
     }
     assert_eq!(first_new, Some(7));
 }
+
+/// (segment number, advertised window) of each ACK a receiver with a 100 000-byte buffer and
+/// window scaling sends for 24 in-order 1 000-byte segments its application reads at once.
+fn acks_of_a_growing_window(linux: bool) -> Vec<(u32, u64)> {
+    let receiver = TcpConfig {
+        window_scale: true,
+        recv_buffer: 100_000,
+        delayed_ack: Some(Duration::from_millis(200)),
+        linux_receive_window: linux,
+        ..cfg()
+    };
+    let (_, mut s) = established(TcpConfig { window_scale: true, ..cfg() }, receiver);
+    let mut out = Vec::new();
+    let mut acks = Vec::new();
+    for i in 0..24u32 {
+        out.clear();
+        s.on_segment(ms(20 + i as u64), &data(base() + i * MSS, MSS), &mut out);
+        s.read(ms(20 + i as u64), u64::MAX, &mut out);
+        acks.extend(out.iter().map(|a| (i + 1, (a.hdr.window as u64) << s.rcv_wscale())));
+    }
+    acks
+}
+
+#[test]
+fn linux_receive_window_grows_two_mss_per_segment_and_acks_each_step() {
+    // Hand count, MSS 1 000: Linux's initial window 65 535 rounded down to whole MSS = 65 000;
+    // every data segment adds 2 000 (tcp_grow_window) and is ACKed at once, until the window
+    // reaches the 100 000-byte buffer: 65 000 + 2 000·17 = 99 000 < 100 000 at the 17th, so the
+    // 18th is the last growth (capped at 100 000). From then on every second segment (RFC 1122).
+    // An ACK leaves before the application reads the segment it answers, so the window it
+    // carries is also at most the buffer less that segment: 99 000.
+    let linux = acks_of_a_growing_window(true);
+    let mut expected: Vec<(u32, u64)> = (1..=17).map(|i| (i, 65_000 + 2_000 * i as u64)).collect();
+    expected.extend([(18, 99_000), (20, 99_000), (22, 99_000), (24, 99_000)]);
+    assert_eq!(linux, expected);
+    // The RFC receiver: the whole buffer (less the unread segment) at once, every second segment.
+    let rfc = acks_of_a_growing_window(false);
+    assert_eq!(rfc, (1..=12).map(|k| (2 * k, 99_000)).collect::<Vec<_>>());
+}
