@@ -81,8 +81,9 @@ pub fn realtime_priority() -> bool {
 /// `cyclictest` does by default. On a virtual machine whose idle vCPU halts (the `haltpoll` or
 /// `acpi_idle` driver), a sleeping thread is woken only when the host runs the vCPU again: on
 /// this 2-vCPU VM a 10 Mb/s emulation's releases were late by 0.8-17 ms at p99 with halting and
-/// 75-551 µs with the request held (medians 1.7 ms and 284 µs; BENCHMARKS.md). Idle CPUs poll instead, so they show as busy
-/// for the run; a CPU with work to do is not slowed. Needs write access to the device (root).
+/// 75-551 µs with the request held (medians 1.7 ms and 284 µs; BENCHMARKS.md). Idle CPUs poll
+/// instead, so they show as busy for the run; a CPU with work to do is not slowed. Needs write
+/// access to the device (root).
 #[derive(Debug)]
 pub struct CpuLatencyRequest {
     _device: std::fs::File,

@@ -461,10 +461,10 @@ impl<'a> Session<'a> {
         data.threads.push(std::thread::spawn(move || {
             // Real time: SCHED_FIFO, and idle CPUs kept polling while the session receives
             // (a halted virtual CPU wakes the thread late; `CpuLatencyRequest`).
-            let _awake = realtime.then(|| {
+            if realtime {
                 crate::pacer::realtime_priority();
-                crate::pacer::CpuLatencyRequest::zero().ok()
-            });
+            }
+            let _awake = realtime.then(crate::pacer::CpuLatencyRequest::zero).and_then(Result::ok);
             udp_loop(udp, w, c, meter == Meter::Rtt, kernel_ts)
         }));
         for (id, l) in own {

@@ -218,7 +218,7 @@ pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Prog
     let ctx = SendCtx { session, clock, origin_mono, stop_all: Arc::new(AtomicBool::new(false)), sent: progress_sent.clone(), realtime: o.realtime, spin_ns: o.spin_ns, gso: o.gso.unwrap_or(addr.ip().is_loopback()) };
     // Real time: idle CPUs kept polling for the run (a halted virtual CPU wakes the pacer late:
     // at 10 kpkt/s on this VM the IDT p99 error went from 282 to 32 µs, medians; BENCHMARKS.md).
-    let _awake = o.realtime.then(|| crate::pacer::CpuLatencyRequest::zero().ok()).flatten();
+    let _awake = o.realtime.then(crate::pacer::CpuLatencyRequest::zero).and_then(Result::ok);
     let mut sender_files = Vec::new();
     let mut handles: Vec<(Vec<u32>, std::thread::JoinHandle<Vec<FlowSent>>)> = Vec::new();
     let udp_ids: Vec<u32> = plan.flows.iter().filter(|f| f.proto == Proto::Udp).map(|f| f.id).collect();

@@ -189,13 +189,15 @@ impl TcpSocket {
         self.recovery.dupacks += 1;
         self.stats.dup_acks_received += 1;
         if self.recovery.in_recovery {
-            if !self.opts.sack_ok && self.cfg.prr_recovery {
+            if !self.opts.sack_ok {
                 let mss = self.effective_mss();
-                self.recovery.prr.sacked += mss;
-                self.prr_window(mss, 0);
-            } else if !self.opts.sack_ok {
-                // Window inflation (RFC 6582 §3.2 step 4).
-                self.cc.on_recovery_dup_ack(self.effective_mss());
+                if self.cfg.prr_recovery {
+                    self.recovery.prr.sacked += mss;
+                    self.prr_window(mss, 0);
+                } else {
+                    // Window inflation (RFC 6582 §3.2 step 4).
+                    self.cc.on_recovery_dup_ack(mss);
+                }
             }
             self.record(now, TraceEvent::DupAck, None);
             return; // output() follows in the caller

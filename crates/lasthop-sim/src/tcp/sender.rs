@@ -34,7 +34,7 @@ pub struct SendState {
     pub(super) wl1: SeqNum,
     pub(super) wl2: SeqNum,
     /// End of the last new segment shorter than the MSS (Linux's `snd_sml`): while it is
-    /// unacknowledged a small segment is outstanding (`TcpConfig::linux_window_edge`).
+    /// unacknowledged a small segment is outstanding (kept under `TcpConfig::linux_window_edge`).
     pub(super) small_end: SeqNum,
 }
 
@@ -176,7 +176,7 @@ impl TcpSocket {
         } else if self.timers.timed.is_none() {
             self.timers.timed = Some(TimedSegment { seq, sent: now });
         }
-        if !retransmission && len > 0 && (len as u64) < self.effective_mss() {
+        if self.cfg.linux_window_edge && !retransmission && len > 0 && (len as u64) < self.effective_mss() {
             self.snd.small_end = end;
         }
         if len > 0 && self.recovery.in_recovery && self.cfg.prr_recovery && !self.opts.sack_ok {
