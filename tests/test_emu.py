@@ -47,15 +47,19 @@ def test_sigkill_leaves_namespaces_that_emu_clean_removes(tmp_path):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    # SIGKILL gives no chance to clean: the namespaces stay (this is what the test is about) ...
+    # SIGKILL gives no chance to clean: the namespaces stay (this is what the test is about),
+    # and the voice flow's (flow 1's) generator work directory ...
     assert len(namespaces_of(proc.pid)) == 2
+    work_dir = Path(tempfile.gettempdir()) / f"lh-{proc.pid}-gen-1"
+    assert work_dir.is_dir()
     # ... the TUN devices do not: they belonged to the dead process's descriptors.
     assert links_of(proc.pid) == []
     out = subprocess.run([LASTHOP, "emu", "clean"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert f"lh-{proc.pid}-0" in out.stdout and f"lh-{proc.pid}-2" in out.stdout
+    assert f"lh-{proc.pid}-0" in out.stdout and f"lh-{proc.pid}-2" in out.stdout and work_dir.name in out.stdout.replace("\n", "")
     assert namespaces_of(proc.pid) == []
     assert links_of(proc.pid) == []
+    assert not work_dir.exists()
 
 
 def test_sigterm_stops_the_run_removes_everything_and_still_writes_results(tmp_path):

@@ -82,7 +82,8 @@ def enter_user_namespace() -> None:
 
 
 def clean() -> list[str]:
-    """Removes the namespaces of emulators that are no longer running; returns their names."""
+    """Removes what emulators that are no longer running left (namespaces, generator work
+    directories); returns their names."""
     return list(_core.emu_clean())
 
 

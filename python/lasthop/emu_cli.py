@@ -113,7 +113,7 @@ def emu_shell(
 
 @emu_app.command("clean")
 def emu_clean() -> None:
-    """Remove the namespaces (lh-<pid>-<node>) of emulators that are no longer running, e.g. after SIGKILL."""
+    """Remove what emulators that are no longer running left behind, e.g. after SIGKILL: their namespaces (lh-<pid>-<node>) and generator work directories (<tmp>/lh-<pid>-gen-<flow>)."""
     from lasthop import emu
     from lasthop.cli import _error, console
 
@@ -121,7 +121,7 @@ def emu_clean() -> None:
         removed = emu.clean()
     except emu.EmulationError as e:
         raise _error(e)
-    console.print(Text(f"removed {len(removed)} namespace(s)" + (f": {', '.join(removed)}" if removed else "")))
+    console.print(Text(f"removed {len(removed)} namespace(s) and work directories" + (f": {', '.join(removed)}" if removed else "")))
 
 
 @emu_app.command("check")

@@ -162,7 +162,7 @@ impl Emulation {
         }
         // Files are created before any namespace: one that cannot be is refused with nothing to undo.
         let mut captures = capture::Captures::new(specs, &files, 0, opts.snaplen.unwrap_or(usize::MAX)).map_err(EmuError::BadOption)?;
-        let stale_removed = netns::clean_stale()?;
+        let stale_removed = clean_stale()?;
         let pid = std::process::id();
         let net = Network::new(&scenario, &RngStreams::new(scenario.simulation.seed));
         let node_names = net.node_names.clone();
@@ -512,6 +512,19 @@ fn flow_sockets(s: &Scenario, namespaces: &[(usize, String)]) -> Result<Vec<apps
 /// The namespace of endpoint `node`.
 fn ns_of(namespaces: &[(usize, String)], node: usize) -> &str {
     namespaces.iter().find(|(n, _)| *n == node).map(|(_, ns)| ns.as_str()).expect("flow ends are endpoints")
+}
+
+/// Removes what emulators that are no longer running left behind — their namespaces and their
+/// generator work directories (a SIGKILL gives them no chance to) — and returns their names; an
+/// error names anything it could not remove.
+pub fn clean_stale() -> Result<Vec<String>, EmuError> {
+    let mut removed = netns::clean_stale()?;
+    for dir in generator::stale_work_dirs() {
+        let what = dir.display().to_string();
+        std::fs::remove_dir_all(&dir).map_err(|source| EmuError::Io { what: format!("removing {what}"), source })?;
+        removed.push(what);
+    }
+    Ok(removed)
 }
 
 /// A generator session per UDP flow, on the scenario's own plan (the departures the simulator

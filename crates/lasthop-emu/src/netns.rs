@@ -234,7 +234,7 @@ pub fn sysctl(ns: &str, assignment: &str) -> Result<(), EmuError> {
 }
 
 /// True while process `pid` exists (a zombie counts as gone: it runs no more code).
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state follows the command name in parentheses (which may itself hold spaces).
         Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|s| s != "Z" && s != "X"),

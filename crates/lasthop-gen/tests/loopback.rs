@@ -108,6 +108,7 @@ fn a_wrong_token_is_refused_in_one_line() {
     let m = send(&mut plan, &o, &AtomicBool::new(false), &Progress::default()).unwrap();
     assert_eq!(m.received[0].received, 10);
     rx.join().unwrap();
+    let _ = std::fs::remove_dir_all(&o.work_dir);
 }
 
 #[test]

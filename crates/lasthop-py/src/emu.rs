@@ -97,10 +97,11 @@ impl PyEmulation {
     }
 }
 
-/// Removes the namespaces of emulators that are no longer running; returns their names.
+/// Removes what emulators that are no longer running left (namespaces, generator work
+/// directories); returns their names.
 #[pyfunction]
 fn emu_clean() -> PyResult<Vec<String>> {
-    netns::clean_stale().map_err(emu_err)
+    lasthop_emu::clean_stale().map_err(emu_err)
 }
 
 /// What this machine lacks to emulate (empty when it can).
