@@ -8,7 +8,8 @@ tcp.partial_ack_timer = "slow_but_steady", tcp.recovery_exit = "ssthresh", tcp.w
 tcp.recovery_window = "prr", tcp.receive_window = "linux"). Prints a Markdown
 table of medians (min–max) and the difference of the medians, and the load average.
 
-    sudo .venv/bin/python bench/emu_fidelity.py [--runs 3] [--cases dumbbell-reno,...] [--md FILE]
+    sudo .venv/bin/python bench/emu_fidelity.py [--runs 3] [--first-seed 1] [--cases dumbbell-reno,...] [--md FILE] [--json FILE]
+    .venv/bin/python bench/emu_fidelity.py --merge A.json B.json   # the table of saved runs, pooled
 
 Metrics, per TCP flow: goodput over the whole run and after `warm` seconds (intervals table);
 queueing delay = mean − minimum one-way delay of its data packets (the delay the bottleneck's
@@ -36,6 +37,7 @@ LINUX = {"abc_limit": "2", "partial_ack_timer": "slow_but_steady", "recovery_exi
 
 HOME60 = ["simulation.duration=60s", "flows.game-down.start=1s", "flows.game-up.start=1s",
           "flows.chat-down.start=2s", "flows.chat-up.start=2s", "flows.ftp.start=3s"]
+HOME180 = ["simulation.duration=180s"] + HOME60[1:]
 
 # name -> (scenario, overrides for both worlds, TCP flow, UDP flows, warm-up s)
 CASES: dict[str, tuple[str, list[str], str, list[str], float]] = {
@@ -43,6 +45,10 @@ CASES: dict[str, tuple[str, list[str], str, list[str], float]] = {
     "dumbbell-cubic": ("dumbbell", ["flows.bulk.tcp.variant=cubic"], "bulk", ["voice"], 10.0),
     "home-reno": ("home", HOME60, "ftp", ["game-down", "chat-down"], 20.0),
     "home-cubic": ("home", HOME60 + ["flows.ftp.tcp.variant=cubic"], "ftp", ["game-down", "chat-down"], 20.0),
+    # 180 s with the same start times: one slow-start overshoot weighs less than in 60 s, where
+    # CUBIC's goodput spreads 4.9-8.7 Mb/s over seeds in the simulator alone.
+    "home-reno-180": ("home", HOME180, "ftp", ["game-down", "chat-down"], 20.0),
+    "home-cubic-180": ("home", HOME180 + ["flows.ftp.tcp.variant=cubic"], "ftp", ["game-down", "chat-down"], 20.0),
     "home-saplaw": ("home", HOME60 + ["wlans.home.sap_law.capacity=18Mbps"], "ftp", ["game-down", "chat-down"], 20.0),
     # SACK on both sides (the downloads then match), with and without SAP-LAW.
     "home-sack": ("home", HOME60 + ["flows.ftp.tcp.sack=true"], "ftp", ["game-down", "chat-down"], 20.0),
@@ -116,29 +122,64 @@ def diff(a: float, b: float) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=1, help="seeds first..first+runs-1")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--md", type=Path, help="also write the table to this file")
     ap.add_argument("--json", type=Path, help="write every run's measures to this file")
+    ap.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                    help="run nothing: the table of the runs saved by earlier --json files, pooled per case")
     args = ap.parse_args()
-    loads = [os.getloadavg()]
+    if args.merge:
+        results = merge([json.loads(p.read_text()) for p in args.merge])
+        n = {len(res["emu"]) for res in results.values()}
+        head = f"{'/'.join(map(str, sorted(n)))} runs per world, pooled from {', '.join(p.name for p in args.merge)}"
+    else:
+        results, loads = measure_cases(args.cases.split(","), args.first_seed, args.runs)
+        head = (f"{args.runs} runs per world (seeds {args.first_seed}–{args.first_seed + args.runs - 1}). "
+                f"Load average (1 min) before and after the emulated runs: {min(loads):.2f}–{max(loads):.2f}")
+    text = table(results, head)
+    print(text)
+    if args.md:
+        args.md.write_text(text + "\n")
+    if args.json:
+        args.json.write_text(json.dumps(results))
+
+
+def measure_cases(cases: list[str], first_seed: int, runs: int) -> tuple[dict[str, dict[str, list[dict]]], list[float]]:
+    """Every case on seeds first_seed.., in the three worlds; and the load averages seen."""
+    loads = [os.getloadavg()[0]]
     results: dict[str, dict[str, list[dict]]] = {}
     with tempfile.TemporaryDirectory(prefix="lh-fid-") as tmp:
-        for case in args.cases.split(","):
+        for case in cases:
             scenario, sets, tcp, udp, warm = CASES[case]
             variant_sets = [f"flows.{tcp}.tcp.{k}={v}" for k, v in LINUX.items()]
             res = results.setdefault(case, {"emu": [], "sim": [], "sim_linux": []})
-            for seed in range(1, args.runs + 1):
+            for seed in range(first_seed, first_seed + runs):
                 t0 = time.time()
                 res["emu"].append(run("emu", scenario, sets, seed, Path(tmp) / f"{case}-emu-{seed}", EMU_FLAGS.get(case, ())))
-                loads.append(os.getloadavg())
+                loads.append(os.getloadavg()[0])
                 res["sim"].append(run("sim", scenario, sets, seed, Path(tmp) / f"{case}-sim-{seed}"))
                 res["sim_linux"].append(run("sim", scenario, sets + variant_sets, seed, Path(tmp) / f"{case}-simlx-{seed}"))
                 print(f"{case} seed {seed}: {time.time() - t0:.0f} s, emu goodput {res['emu'][-1]['flows'][tcp]['goodput']:.2f} Mb/s, "
                       f"sim {res['sim'][-1]['flows'][tcp]['goodput']:.2f}, sim Linux {res['sim_linux'][-1]['flows'][tcp]['goodput']:.2f}",
                       file=sys.stderr)
+    return results, loads
+
+
+def merge(saved: list[dict[str, dict[str, list[dict]]]]) -> dict[str, dict[str, list[dict]]]:
+    """Runs of the same case from several --json files, in file order."""
+    out: dict[str, dict[str, list[dict]]] = {}
+    for results in saved:
+        for case, res in results.items():
+            pooled = out.setdefault(case, {"emu": [], "sim": [], "sim_linux": []})
+            for world, runs in res.items():
+                pooled[world] += runs
+    return out
+
+
+def table(results: dict[str, dict[str, list[dict]]], head: str) -> str:
     lines = [
-        f"{args.runs} runs per world (seeds 1–{args.runs}); medians (min–max); difference = emulated median / simulated median − 1. "
-        f"Load average (1 min) before and after the emulated runs: {min(l[0] for l in loads):.2f}–{max(l[0] for l in loads):.2f}.",
+        f"{head}; medians (min–max); difference = emulated median / simulated median − 1.",
         "",
         "| case | flow, metric | emulated (Linux) | simulated | diff | simulated, Linux settings | diff |",
         "|---|---|---|---|---|---|---|",
@@ -167,12 +208,7 @@ def main() -> None:
     if lateness:
         lines += ["", "Release lateness of the emulated runs, p50 / p99 / p99.9 (µs, bucket upper edges): "
                   + "; ".join(f"{x['p50']:.0f} / {x['p99']:.0f} / {x['p999']:.0f}" for x in lateness) + "."]
-    text = "\n".join(lines)
-    print(text)
-    if args.md:
-        args.md.write_text(text + "\n")
-    if args.json:
-        args.json.write_text(json.dumps(results))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
