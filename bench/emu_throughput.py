@@ -2,7 +2,7 @@
 bench/emu_unconstrained.toml (a 100 Gb/s link, no delay), so the emulator — not the link model —
 is the bottleneck. Prints iperf3's receiver rate and the emulator's counters.
 
-    sudo .venv/bin/python bench/emu_throughput.py [--seconds 5] [--parallel 1] [--udp RATE]
+    sudo .venv/bin/python bench/emu_throughput.py [--seconds 5] [--parallel 1] [--udp RATE] [--no-steer-receives]
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--parallel", type=int, default=1)
     ap.add_argument("--udp", default=None, help="UDP at this rate (iperf3 -u -b RATE), 1500-byte packets")
+    ap.add_argument("--no-steer-receives", action="store_true", help="the emulator without receive steering (steering.rs)")
     args = ap.parse_args()
     scenario = Path(__file__).with_name("emu_unconstrained.toml")
-    emu = _core.Emulation(scenario.read_text(), str(scenario), [], flows=False, timed=False, handle_signals=True)
+    emu = _core.Emulation(scenario.read_text(), str(scenario), [], flows=False, timed=False, handle_signals=True,
+                          steer_receives=not args.no_steer_receives)
     try:
         ns = dict(emu.namespaces())
         server = subprocess.Popen(["ip", "netns", "exec", ns["b"], "iperf3", "-s", "-1", "-J"], stdout=subprocess.PIPE, text=True)
@@ -43,7 +45,7 @@ def main() -> None:
           + (f", loss {rx.get('lost_percent', 0):.2f} %" if args.udp else ""))
     print(f"emulator: {em['packets_read']} packets read ({em['packets_read'] / args.seconds:.0f}/s), "
           f"{em['packets_written']} written, lateness p50 {em['release_lateness_us']['p50']} µs "
-          f"p99 {em['release_lateness_us']['p99']} µs, realtime {em['realtime_scheduling']}")
+          f"p99 {em['release_lateness_us']['p99']} µs, realtime {em['realtime_scheduling']}, steering {em['receive_steering']}")
 
 
 if __name__ == "__main__":

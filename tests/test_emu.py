@@ -426,6 +426,47 @@ def test_idle_cpus_are_kept_awake_while_a_run_goes_and_released_after_it(tmp_pat
         assert s["cpus_kept_awake"] is held and s["cpus_kept_awake_error"] is None, s
 
 
+def test_the_driver_has_a_cpu_of_its_own_and_the_devices_steer_receives_to_the_others(tmp_path):
+    # steering.rs: the driver thread ("lasthop-emu") pinned to the last CPU this process may use,
+    # every TUN's receive queue steered (RPS) to the others, so the kernel's TCP in the
+    # namespaces never runs in the driver's write() calls (throughput: BENCHMARKS.md). Read from
+    # the kernel while a 3 s run goes, and from the summary after it.
+    allowed = sorted(os.sched_getaffinity(0))
+    proc = subprocess.Popen([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=3s", "-o", str(tmp_path / "r"), "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    masks, driver_cpus = set(), set()
+    while proc.poll() is None:
+        for ns in namespaces_of(proc.pid):
+            node = ns.rsplit("-", 1)[1]
+            out = subprocess.run(["ip", "netns", "exec", ns, "cat", f"/sys/class/net/lh{proc.pid}t{node}/queues/rx-0/rps_cpus"],
+                                 capture_output=True, text=True)
+            if out.returncode == 0:
+                masks.add(out.stdout.strip())
+        for status in Path(f"/proc/{proc.pid}/task").glob("*/status"):
+            try:
+                text = status.read_text()
+            except OSError:
+                continue
+            if "Name:\tlasthop-emu\n" in text:
+                driver_cpus.add(re.search(r"Cpus_allowed_list:\s*(\S+)", text).group(1))
+        time.sleep(0.05)
+    assert proc.returncode == 0, proc.stderr.read()
+    s = json.loads((tmp_path / "r" / "summary.json").read_text())["emulator"]
+    if len(allowed) < 2:
+        assert s["receive_steering"] is None and all(int(m.replace(",", ""), 16) == 0 for m in masks)
+        return
+    assert s["receive_steering"] == {"driver_cpu": allowed[-1], "rps_cpus": allowed[:-1]} and s["receive_steering_error"] is None, s
+    # The kernel prints the bitmap in hex, as wide as its CPU count ("1" here), so compare bits.
+    assert {int(m.replace(",", ""), 16) for m in masks} == {sum(1 << c for c in allowed[:-1])}, masks
+    assert str(allowed[-1]) in driver_cpus, driver_cpus
+    # --no-steer-receives: neither (the kernel's receive path runs in the driver's writes again).
+    out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=1s", "--no-steer-receives", "-o", str(tmp_path / "n"), "-q"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    s = json.loads((tmp_path / "n" / "summary.json").read_text())["emulator"]
+    assert s["receive_steering"] is None and s["receive_steering_error"] is None, s
+
+
 def test_spin_is_an_option_recorded_in_the_summary_and_bounded(tmp_path):
     # `--spin-us 60`: the emulator polls for the last 60 µs before each due event (what it costs
     # and buys: BENCHMARKS.md); the summary records it; outside 0-10 000 µs it is refused by name.

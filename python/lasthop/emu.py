@@ -125,7 +125,7 @@ def _results(sc: Scenario, out: tuple, wall: float, spool: Path | None = None) -
 
 def run(scenario_or_path: Scenario | str | Path | None = None, *, pcap: Sequence[str] | None = None,
         snaplen: int | None = None, spin_us: float = 0.0, clear_push: bool = False, keep_cpus_awake: bool = True,
-        **overrides: Any) -> Results:
+        steer_receives: bool = True, **overrides: Any) -> Results:
     """Emulates a scenario for its duration with its flows (SIGINT/SIGTERM end it early: the
     results then cover the time run, and ``summary["emulator"]["ended_by_signal"]`` says so).
     ``pcap`` lists capture points as ``lasthop run`` takes them (``"node"`` or
@@ -140,7 +140,10 @@ def run(scenario_or_path: Scenario | str | Path | None = None, *, pcap: Sequence
     it runs, idle CPUs are held at 0 µs wake-up latency (a PM QoS request on
     /dev/cpu_dma_latency, dropped when the run ends), so a halted virtual CPU does not delay the
     releases by milliseconds (``summary["emulator"]["cpus_kept_awake"]`` says whether the kernel
-    granted it). Errors: ScenarioError, EmulationError."""
+    granted it). ``steer_receives``: the emulator's loop keeps a CPU of its own and the TUN
+    devices hand the namespaces' receive processing (their kernel TCP) to the other CPUs (RPS),
+    so it does not run inside the loop's writes (``summary["emulator"]["receive_steering"]``).
+    Errors: ScenarioError, EmulationError."""
     sc = as_scenario(scenario_or_path, **overrides)
     if snaplen is not None and snaplen < 1:
         raise EmulationError(f"--snaplen {snaplen}: keep at least 1 byte of each packet (e.g. 128 for the headers)")
@@ -157,7 +160,8 @@ def run(scenario_or_path: Scenario | str | Path | None = None, *, pcap: Sequence
         with _signals_to_the_emulator():
             emu = _core.Emulation(sc.text, sc.file, list(sc.overrides.items()), flows=True, timed=True, handle_signals=True,
                                   pcap=points, snaplen=snaplen, spin_us=float(spin_us), pcap_files=files,
-                                  clear_push=bool(clear_push), keep_cpus_awake=bool(keep_cpus_awake))
+                                  clear_push=bool(clear_push), keep_cpus_awake=bool(keep_cpus_awake),
+                                  steer_receives=bool(steer_receives))
             while not emu.wait(0.2):
                 pass
             out = emu.finish()

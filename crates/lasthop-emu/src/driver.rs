@@ -36,6 +36,7 @@ use crate::model::{segment_of, ModelFlow, ModelTcp};
 use lasthop_sim::tcp::Segment;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
+use crate::steering::Steering;
 use crate::tun::Tun;
 use lasthop_core::cellular::hop::RlcHop;
 use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
@@ -143,6 +144,10 @@ pub struct DriverStats {
     pub cpus_kept_awake: bool,
     /// Why the kernel refused that request, if it was made and refused.
     pub cpus_kept_awake_error: Option<String>,
+    /// The receive steering in force: the driver pinned to its CPU ([`Driver::steering`]).
+    pub steering: Option<Steering>,
+    /// What of the steering could not be set (a device's `rps_cpus`, the driver's affinity).
+    pub steering_error: Option<String>,
 }
 
 /// Lateness below this many µs is histogrammed per µs.
@@ -273,6 +278,8 @@ pub struct Driver {
     pub clear_push: bool,
     /// Hold idle CPUs at 0 µs wake-up latency while `run` runs (see `EmuOptions::keep_cpus_awake`).
     pub keep_cpus_awake: bool,
+    /// Run on `driver_cpu` while the TUN devices steer receives elsewhere (steering.rs).
+    pub steering: Option<Steering>,
 }
 
 /// SAP-LAW's, Snoop's and the error generators' entries of the run report.
@@ -306,6 +313,7 @@ impl Driver {
             segs: Vec::new(),
             spin_ns: 0,
             keep_cpus_awake: false,
+            steering: None,
             processors_at_end: None,
             clear_push: false,
         }
@@ -373,6 +381,14 @@ impl Driver {
         // default 50 µs would be the floor of every release's lateness).
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
         self.stats.realtime = set_realtime_priority();
+        if let Some(st) = &self.steering {
+            match crate::steering::pin_current_thread(st.driver_cpu) {
+                Ok(()) => self.stats.steering = Some(st.clone()),
+                Err(e) => {
+                    self.stats.steering_error.get_or_insert(format!("pinning the driver to CPU {}: {e}", st.driver_cpu));
+                }
+            }
+        }
         let _awake = self.keep_cpus_awake.then(|| self.request_cpus_awake()).flatten();
         let mut fds: Vec<libc::pollfd> =
             self.tuns.iter().flatten().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();

@@ -41,6 +41,7 @@ pub mod model;
 pub mod netns;
 pub mod network;
 pub mod observe;
+pub mod steering;
 pub mod tun;
 
 use driver::{Driver, DriverStats};
@@ -102,12 +103,15 @@ pub struct EmuOptions {
     /// ([`lasthop_gen::pacer::CpuLatencyRequest`]): idle CPUs poll instead of halting, so the
     /// driver's timer wake-ups are not delayed by a halted virtual CPU (ms on a shared VM).
     pub keep_cpus_awake: bool,
+    /// Pin the driver to a CPU of its own and steer the TUN devices' receives (the namespaces'
+    /// kernel TCP) to the others with RPS (steering.rs).
+    pub steer_receives: bool,
 }
 
 impl EmuOptions {
     /// A timed run of the scenario's flows, stopped early by SIGINT/SIGTERM, no captures.
     pub fn run() -> EmuOptions {
-        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), pcap_files: Vec::new(), snaplen: None, spin: std::time::Duration::ZERO, clear_push: false, keep_cpus_awake: true }
+        EmuOptions { flows: true, timed: true, handle_signals: true, pcap: Vec::new(), pcap_files: Vec::new(), snaplen: None, spin: std::time::Duration::ZERO, clear_push: false, keep_cpus_awake: true, steer_receives: true }
     }
 }
 
@@ -171,6 +175,8 @@ impl Emulation {
         let mut tuns: Vec<Option<tun::Tun>> = (0..net.n_nodes).map(|_| None).collect();
         let mut namespaces = Vec::new();
         let routes = route_settings(&scenario, mtu);
+        let steering = if opts.steer_receives { steering::Steering::for_this_process() } else { None };
+        let mut steering_error = None;
         for node in network::endpoints(&scenario) {
             let ns = netns::namespace_name(pid, node);
             footprint.add_namespace(&ns)?;
@@ -183,6 +189,10 @@ impl Emulation {
                 }
             }
             let dev = tun::Tun::create(&netns::tun_name(pid, node))?;
+            if let Some(Err(e)) = steering.as_ref().map(|st| st.apply(&dev.name)) {
+                // In a user namespace this process's /sys is the host's: no device to steer.
+                steering_error.get_or_insert(e);
+            }
             footprint.attach_tun(&ns, &dev.name, lasthop_core::wire::node_address(node as u32), mtu, routes[node])?;
             tuns[node] = Some(dev);
             namespaces.push((node, ns));
@@ -215,6 +225,8 @@ impl Emulation {
         driver.set_spin(opts.spin);
         driver.clear_push = opts.clear_push;
         driver.keep_cpus_awake = opts.keep_cpus_awake;
+        driver.steering = steering;
+        driver.stats.steering_error = steering_error;
         driver.add_models(models);
         if opts.flows {
             driver.add_model_tcp(model::model_tcp_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu));
@@ -725,6 +737,10 @@ fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture:
         // if asked for but refused, why.
         "cpus_kept_awake": st.cpus_kept_awake,
         "cpus_kept_awake_error": st.cpus_kept_awake_error,
+        // The driver's CPU and the CPUs the TUN devices steer the kernel's receives to
+        // (steering.rs); null with a single CPU. An error names what could not be set.
+        "receive_steering": st.steering.as_ref().map(|s| serde_json::json!({"driver_cpu": s.driver_cpu, "rps_cpus": s.rps_cpus})),
+        "receive_steering_error": st.steering_error,
         "apps": apps.iter().map(|a| serde_json::json!({
             "flow": a.name, "bytes_sent": a.bytes_sent, "bytes_received": a.bytes_received, "error": a.error,
             "sender_tcp_info": a.sender_info.last().map(tcp_info_json),

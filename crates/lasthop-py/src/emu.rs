@@ -30,9 +30,11 @@ impl PyEmulation {
     /// that long before each due event, `pcap_files` are where the captures are streamed (in
     /// `pcap`'s order; a capture without one is returned by `finish`), `clear_push` clears PSH
     /// on the kernel TCPs' data segments (their receivers then ACK as RFC 1122's),
-    /// `keep_cpus_awake` holds idle CPUs at 0 µs wake-up latency (PM QoS) while it runs.
+    /// `keep_cpus_awake` holds idle CPUs at 0 µs wake-up latency (PM QoS) while it runs,
+    /// `steer_receives` gives the driver a CPU of its own and steers the devices' receives to
+    /// the others.
     #[new]
-    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0, pcap_files=Vec::new(), clear_push=false, keep_cpus_awake=true))]
+    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0, pcap_files=Vec::new(), clear_push=false, keep_cpus_awake=true, steer_receives=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -48,10 +50,11 @@ impl PyEmulation {
         pcap_files: Vec<std::path::PathBuf>,
         clear_push: bool,
         keep_cpus_awake: bool,
+        steer_receives: bool,
     ) -> PyResult<Self> {
         let scenario = scenario_from(text, file, overrides)?;
         let spin = std::time::Duration::from_nanos((spin_us.clamp(0.0, 10_000.0) * 1e3) as u64);
-        let opts = EmuOptions { flows, timed, handle_signals, pcap, pcap_files, snaplen, spin, clear_push, keep_cpus_awake };
+        let opts = EmuOptions { flows, timed, handle_signals, pcap, pcap_files, snaplen, spin, clear_push, keep_cpus_awake, steer_receives };
         let emu = py.allow_threads(|| Emulation::start(scenario, &opts)).map_err(emu_err)?;
         Ok(PyEmulation { emu: Some(emu) })
     }
