@@ -2,7 +2,7 @@
 bench/emu_unconstrained.toml (a 100 Gb/s link, no delay), so the emulator — not the link model —
 is the bottleneck. Prints iperf3's receiver rate and the emulator's counters.
 
-    sudo .venv/bin/python bench/emu_throughput.py [--seconds 5] [--parallel 1] [--udp RATE] [--no-steer-receives]
+    sudo .venv/bin/python bench/emu_throughput.py [--seconds 5] [--parallel 1] [--udp RATE] [--steer-receives]
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--parallel", type=int, default=1)
     ap.add_argument("--udp", default=None, help="UDP at this rate (iperf3 -u -b RATE), 1500-byte packets")
-    ap.add_argument("--no-steer-receives", action="store_true", help="the emulator without receive steering (steering.rs)")
+    ap.add_argument("--steer-receives", action="store_true", help="the emulator with receive steering (steering.rs)")
     args = ap.parse_args()
     scenario = Path(__file__).with_name("emu_unconstrained.toml")
     emu = _core.Emulation(scenario.read_text(), str(scenario), [], flows=False, timed=False, handle_signals=True,
-                          steer_receives=not args.no_steer_receives)
+                          steer_receives=args.steer_receives)
     try:
         ns = dict(emu.namespaces())
         server = subprocess.Popen(["ip", "netns", "exec", ns["b"], "iperf3", "-s", "-1", "-J"], stdout=subprocess.PIPE, text=True)

@@ -427,12 +427,12 @@ def test_idle_cpus_are_kept_awake_while_a_run_goes_and_released_after_it(tmp_pat
 
 
 def test_the_driver_has_a_cpu_of_its_own_and_the_devices_steer_receives_to_the_others(tmp_path):
-    # steering.rs: the driver thread ("lasthop-emu") pinned to the last CPU this process may use,
+    # steering.rs (`--steer-receives`): the driver thread ("lasthop-emu") pinned to the last CPU this process may use,
     # every TUN's receive queue steered (RPS) to the others, so the kernel's TCP in the
     # namespaces never runs in the driver's write() calls (throughput: BENCHMARKS.md). Read from
     # the kernel while a 3 s run goes, and from the summary after it.
     allowed = sorted(os.sched_getaffinity(0))
-    proc = subprocess.Popen([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=3s", "-o", str(tmp_path / "r"), "-q"],
+    proc = subprocess.Popen([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=3s", "--steer-receives", "-o", str(tmp_path / "r"), "-q"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     masks, driver_cpus = set(), set()
     while proc.poll() is None:
@@ -459,8 +459,8 @@ def test_the_driver_has_a_cpu_of_its_own_and_the_devices_steer_receives_to_the_o
     # The kernel prints the bitmap in hex, as wide as its CPU count ("1" here), so compare bits.
     assert {int(m.replace(",", ""), 16) for m in masks} == {sum(1 << c for c in allowed[:-1])}, masks
     assert str(allowed[-1]) in driver_cpus, driver_cpus
-    # --no-steer-receives: neither (the kernel's receive path runs in the driver's writes again).
-    out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=1s", "--no-steer-receives", "-o", str(tmp_path / "n"), "-q"],
+    # Without the flag (the default): neither (the kernel's receive path runs in the driver's writes).
+    out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=1s", "-o", str(tmp_path / "n"), "-q"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     s = json.loads((tmp_path / "n" / "summary.json").read_text())["emulator"]

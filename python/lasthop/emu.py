@@ -125,7 +125,7 @@ def _results(sc: Scenario, out: tuple, wall: float, spool: Path | None = None) -
 
 def run(scenario_or_path: Scenario | str | Path | None = None, *, pcap: Sequence[str] | None = None,
         snaplen: int | None = None, spin_us: float = 0.0, clear_push: bool = False, keep_cpus_awake: bool = True,
-        steer_receives: bool = True, **overrides: Any) -> Results:
+        steer_receives: bool = False, **overrides: Any) -> Results:
     """Emulates a scenario for its duration with its flows (SIGINT/SIGTERM end it early: the
     results then cover the time run, and ``summary["emulator"]["ended_by_signal"]`` says so).
     ``pcap`` lists capture points as ``lasthop run`` takes them (``"node"`` or
@@ -142,7 +142,8 @@ def run(scenario_or_path: Scenario | str | Path | None = None, *, pcap: Sequence
     releases by milliseconds (``summary["emulator"]["cpus_kept_awake"]`` says whether the kernel
     granted it). ``steer_receives``: the emulator's loop keeps a CPU of its own and the TUN
     devices hand the namespaces' receive processing (their kernel TCP) to the other CPUs (RPS),
-    so it does not run inside the loop's writes (``summary["emulator"]["receive_steering"]``).
+    so it does not run inside the loop's writes (``summary["emulator"]["receive_steering"]``;
+    off by default: it changes when the kernel's ACKs come back, EMULATION.md).
     Errors: ScenarioError, EmulationError."""
     sc = as_scenario(scenario_or_path, **overrides)
     if snaplen is not None and snaplen < 1:

@@ -41,7 +41,7 @@ def emu_run(
     spin_us: float = typer.Option(0.0, "--spin-us", help="Poll instead of sleeping this long before each due event, µs: releases on time to a few µs instead of the timer's ~25 µs, a busy core meanwhile (BENCHMARKS.md)."),
     clear_psh: bool = typer.Option(False, "--clear-psh", help="Clear PSH on the kernel TCPs' data segments: their Linux receivers then ACK every second full segment (RFC 1122, as the simulator's) instead of at once after a full segment with PSH (EMULATION.md)."),
     keep_cpus_awake: bool = typer.Option(True, "--keep-cpus-awake/--let-cpus-sleep", help="While the run goes, hold idle CPUs at 0 µs wake-up latency (PM QoS, /dev/cpu_dma_latency; needs root): on a virtual machine a halted CPU wakes the emulator ms late (BENCHMARKS.md). Idle CPUs poll meanwhile."),
-    steer_receives: bool = typer.Option(True, "--steer-receives/--no-steer-receives", help="Give the emulator's loop a CPU of its own and hand the namespaces' kernel receive processing to the other CPUs (RPS on the TUN devices), so it does not run inside the loop's writes: about 1.6x the throughput on 2 CPUs (BENCHMARKS.md)."),
+    steer_receives: bool = typer.Option(False, "--steer-receives/--no-steer-receives", help="Give the emulator's loop a CPU of its own and hand the namespaces' kernel receive processing to the other CPUs (RPS on the TUN devices), so it does not run inside the loop's writes: about 1.7x the throughput on 2 CPUs (BENCHMARKS.md); it also changes when the kernel's ACKs come back (EMULATION.md), hence off by default."),
 ) -> None:
     """Emulate a scenario for its duration (real time) with its flows; write a results directory
     in the layout of `lasthop run` (Ctrl-C stops early and still writes it)."""

@@ -34,7 +34,7 @@ impl PyEmulation {
     /// `steer_receives` gives the driver a CPU of its own and steers the devices' receives to
     /// the others.
     #[new]
-    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0, pcap_files=Vec::new(), clear_push=false, keep_cpus_awake=true, steer_receives=true))]
+    #[pyo3(signature = (text, file, overrides=Vec::new(), flows=true, timed=true, handle_signals=true, pcap=Vec::new(), snaplen=None, spin_us=0.0, pcap_files=Vec::new(), clear_push=false, keep_cpus_awake=true, steer_receives=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
