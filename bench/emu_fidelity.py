@@ -68,11 +68,16 @@ def lasthop() -> str:
 
 
 def run(world: str, scenario: str, sets: list[str], seed: int, out: Path, flags: tuple[str, ...] = ()) -> dict:
+    write_run(world, scenario, sets, seed, out, flags)
+    return measure(out)
+
+
+def write_run(world: str, scenario: str, sets: list[str], seed: int, out: Path, flags: tuple[str, ...] = ()) -> None:
+    """`lasthop emu run` (world "emu") or `lasthop run` of the scenario into `out`."""
     cmd = [lasthop()] + (["emu", "run"] if world == "emu" else ["run"]) + [scenario, "--seed", str(seed), "--out", str(out), "-q", "--force", *flags]
     for s in sets:
         cmd += ["--set", s]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return measure(out)
 
 
 def measure(out: Path) -> dict:

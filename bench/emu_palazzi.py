@@ -19,12 +19,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from emu_fidelity import LINUX, lasthop
+from emu_fidelity import LINUX, write_run
 
 from lasthop.reproduce.palazzi2006 import configs
 
@@ -44,10 +43,7 @@ CLAIMS = [
 
 
 def run(world: str, sets: dict, seed: int, out: Path) -> dict:
-    cmd = [lasthop()] + (["emu", "run"] if world == "emu" else ["run"]) + ["home", "--seed", str(seed), "--out", str(out), "-q", "--force"]
-    for k, v in sets.items():
-        cmd += ["--set", f"{k}={v}"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    write_run(world, "home", [f"{k}={v}" for k, v in sets.items()], seed, out)
     return measure(out)
 
 

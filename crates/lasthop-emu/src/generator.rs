@@ -57,12 +57,7 @@ pub fn work_dir(pid: u32, index: usize) -> PathBuf {
 
 /// `lh-<pid>-gen-<index>` → (pid, index); every other name → None.
 pub fn parse_work_dir_name(name: &str) -> Option<(u32, usize)> {
-    let (pid, index) = name.strip_prefix("lh-")?.split_once("-gen-")?;
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(pid) || !digits(index) {
-        return None;
-    }
-    Some((pid.parse().ok()?, index.parse().ok()?))
+    crate::netns::parse_owned_name(name, "-gen-")
 }
 
 /// The generator work directories of emulators no longer running (a SIGKILL leaves them), in

@@ -38,13 +38,18 @@ pub fn tun_name(pid: u32, node: usize) -> String {
 /// `(pid, node)` if `name` is exactly `lh-<pid>-<node>` (decimal digits only): the only names
 /// lasthop's emulator creates, and so the only ones [`clean_stale`] may remove.
 pub fn parse_namespace_name(name: &str) -> Option<(u32, usize)> {
-    let rest = name.strip_prefix("lh-")?;
-    let (pid, node) = rest.split_once('-')?;
+    parse_owned_name(name, "-")
+}
+
+/// `lh-<pid><sep><index>`, both decimal, → (pid, index): the shape of every name the emulator
+/// gives what it creates; anything else → None.
+pub(crate) fn parse_owned_name(name: &str, sep: &str) -> Option<(u32, usize)> {
+    let (pid, index) = name.strip_prefix("lh-")?.split_once(sep)?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(pid) || !digits(node) {
+    if !digits(pid) || !digits(index) {
         return None;
     }
-    Some((pid.parse().ok()?, node.parse().ok()?))
+    Some((pid.parse().ok()?, index.parse().ok()?))
 }
 
 /// What the emulator needs from the machine and lacks in this process, one line per missing

@@ -4,10 +4,12 @@
 //! (`tun_get_user` → `netif_receive_skb`): IP, TCP, the ACK it answers with, all on the driver's
 //! CPU and on the driver's time. With RPS on the device's receive queue (the kernel's
 //! Documentation/networking/scaling.rst: `queues/rx-0/rps_cpus`), the kernel queues the packet to
-//! another CPU's backlog instead and returns. So the driver pins itself to one CPU (the last this
-//! process may use) and every TUN steers its receives to the others: the emulator's loop and the
-//! namespaces' TCP stacks share no CPU. On this 2-CPU machine iperf3 across an unconstrained link
-//! went from 0.93-1.05 to 1.54-1.75 Gb/s (BENCHMARKS.md). With one CPU there is nothing to steer.
+//! another CPU's backlog instead and returns. So, with `EmuOptions::steer_receives` (opt-in: it
+//! changes when the kernel's ACKs come back; EMULATION.md), the driver pins itself to one CPU
+//! (the last this process may use) and every TUN steers its receives to the others: the
+//! emulator's loop and the namespaces' TCP stacks share no CPU. On this 2-CPU machine iperf3
+//! across an unconstrained link went from 1.08 to 1.82 Gb/s, medians (BENCHMARKS.md). With one
+//! CPU there is nothing to steer.
 
 use std::io;
 
