@@ -39,3 +39,36 @@ def test_the_hash_sees_a_one_bit_change():
     a = golden.output_hash("{}", [("t", cols)])
     b = golden.output_hash("{}", [("t", [("x", "f64", (1.0000000000000002).hex().encode(), None)])])
     assert a != b and len(a) == 64
+
+
+@pytest.mark.parametrize("name", ["home", "dumbbell"])
+def test_a_run_spooled_to_files_as_it_goes_writes_the_golden_files(name, monkeypatch, tmp_path):
+    # A long run hands its interval rows and traces to files beside the results directory as it
+    # goes (lasthop.runner.SPOOL_ROWS); here after every 2,000 rows, so a bundled run of a few
+    # seconds is spooled many times. Its files must be those recorded for a run written whole.
+    import pyarrow.parquet as pq
+
+    import lasthop.runner
+
+    monkeypatch.setattr(lasthop.runner, "SPOOL_ROWS", 2000)
+    monkeypatch.setattr(golden.tempfile, "TemporaryDirectory", lambda: _Kept(tmp_path))
+    want = json.loads(golden.FILES.read_text())[name]
+    got = golden.run_files(name)
+    assert {f: got[f] for f in got if got.get(f) != want.get(f)} == {} and sorted(got) == sorted(want)
+    out = tmp_path / "run"
+    groups = {p.name: pq.ParquetFile(p).metadata.num_row_groups for p in [out / "intervals.parquet", *(out / "traces").glob("*.parquet")]}
+    assert groups["intervals.parquet"] > 1, f"the intervals were spooled in pieces: {groups}"
+    assert [p.name for p in tmp_path.iterdir()] == ["run"], "the spool directory beside the results is gone"
+
+
+class _Kept:
+    """A TemporaryDirectory that is the test's own (kept for the assertions after the run)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self) -> str:
+        return str(self.path)
+
+    def __exit__(self, *exc) -> None:
+        return None

@@ -181,7 +181,7 @@ def run(
         directory = out or Path("results") / safe_name(sc.name)
         check_output(directory, "run", force)  # before the run, not after it
         try:
-            res = run_scenario(sc, progress=progress, pcap=pcap)
+            res = run_scenario(sc, progress=progress, pcap=pcap, spool_beside=directory)
             progress.writing()
             res.write(directory, force=force, report=report, png=png, progress=progress.report)
         finally:

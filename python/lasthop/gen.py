@@ -26,7 +26,7 @@ from typing import Callable
 from lasthop import _core
 from lasthop._lazy import LazyModule
 from lasthop.files import check_output
-from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
+from lasthop.results import WALL_CLOCK_KEY, Results, TableSpool, tables_from_core
 
 GenError = _core.GenError
 
@@ -97,30 +97,6 @@ def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str |
                                      float(idle_timeout)))
 
 
-pq = LazyModule("pyarrow.parquet")  # the receiver never needs it
-
-
-class _PacketSpool:
-    """Per-packet tables arriving in pieces, each table appended to a Parquet file of its own."""
-
-    def __init__(self, directory: Path):
-        directory.mkdir()
-        self.directory = directory
-        self.files: dict[str, Path] = {}
-        self._writers: dict[str, pq.ParquetWriter] = {}
-
-    def add(self, raw) -> None:
-        ((name, table),) = tables_from_core([raw]).items()
-        w = self._writers.get(name)
-        if w is None:
-            self.files[name] = self.directory / f"{len(self.files)}.parquet"
-            w = self._writers[name] = pq.ParquetWriter(self.files[name], table.schema)
-        w.write_table(table)
-
-    def close(self) -> None:
-        for w in self._writers.values():
-            w.close()
-
 
 def send(
     to: str,
@@ -187,9 +163,9 @@ def send(
                     progress(*g.progress())
             except KeyboardInterrupt:
                 g.stop()
-        spool = _PacketSpool(work / "packet-tables") if stream else None
+        spool = TableSpool(work / "packet-tables") if stream else None
         try:
-            summary_json, raw_tables, measure_json, files = g.wait(spool.add if spool else None)
+            summary_json, raw_tables, measure_json, files = g.wait((lambda raw: spool.add_core([raw])) if spool else None)
         finally:
             if spool is not None:
                 spool.close()
@@ -217,9 +193,6 @@ def send(
                 writing()
             res.write(out, force=force, report=report, progress=report_progress)
         res.files = {}  # the work directory goes; the copies in `out` stay
-        if spool is not None:  # the streamed tables too: from now on, read from `out`
-            index = json.loads((Path(out) / "traces" / "index.json").read_text())
-            res.trace_files = {name: Path(out) / "traces" / f"{stem}.parquet" for stem, name in index.items() if name in res.trace_files}
         return res
     finally:
         shutil.rmtree(work, ignore_errors=True)

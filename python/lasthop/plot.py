@@ -66,11 +66,11 @@ class _Run:
 def _metric_names(runs: list[_Run]) -> list[str]:
     names = set()
     for r in runs:
-        iv = r.res._tables["intervals"].schema.names
+        iv = r.res.table_columns("intervals")
         names.update(c for c in iv if c not in ("flow", "t_start_s"))
         for t in r.res.traces:
             if t.startswith(_TCP_TRACE) and not t.endswith("/receiver"):
-                names.update(c for c in r.res._tables[t].schema.names if c not in ("time_s", "event"))
+                names.update(c for c in r.res.table_columns(t) if c not in ("time_s", "event"))
     names.add(PACKET_DELAY)
     return sorted(names)
 
@@ -79,7 +79,7 @@ def collect(runs: list[_Run], metric: str, flows: list[str], distribution: bool)
     """The series of `metric` for each run and flow (a flow without them is left out)."""
     out = []
     for r in runs:
-        interval_columns = r.res._tables["intervals"].schema.names
+        interval_columns = r.res.table_columns("intervals")
         iv = r.res.intervals if metric in interval_columns else None
         for flow in flows:
             if flow not in r.flows:

@@ -34,7 +34,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
+import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,6 +244,94 @@ def flows_frame(summary: dict) -> pd.DataFrame:
     return flows_table(summary).to_pandas()
 
 
+class TableSpool:
+    """Tables arriving in pieces (a long run's traces, a measurement's per-packet tables), each
+    appended to a Parquet file of its own in `directory`: memory holds one piece at a time."""
+
+    def __init__(self, directory: Path):
+        directory.mkdir(parents=True)
+        self.directory = directory
+        self.files: dict[str, Path] = {}
+        self._writers: dict[str, pq.ParquetWriter] = {}
+
+    def add(self, name: str, table: pa.Table) -> None:
+        w = self._writers.get(name)
+        if w is None:
+            self.files[name] = self.directory / f"{len(self.files)}.parquet"
+            w = self._writers[name] = pq.ParquetWriter(self.files[name], table.schema)
+        w.write_table(table)
+
+    def add_core(self, raw: list) -> None:
+        """Tables as the core hands them over (see tables_from_core)."""
+        for name, table in tables_from_core(raw).items():
+            self.add(name, table)
+
+    def close(self) -> None:
+        for w in self._writers.values():
+            w.close()
+        self._writers.clear()
+
+
+class RunSpool:
+    """A simulation's interval rows and traces as it hands them over (``Simulation.drain``),
+    spooled to files in a scratch directory beside the results directory, so that a run's
+    memory does not grow with simulated time. :meth:`finish` completes them with the tables of
+    the run's end and gives the run's Results, those tables kept in files; :meth:`close` removes
+    the scratch directory (after the Results were written elsewhere, or on failure)."""
+
+    def __init__(self, out: str | Path):
+        parent = Path(os.path.abspath(out)).parent
+        parent.mkdir(parents=True, exist_ok=True)
+        self.directory = Path(tempfile.mkdtemp(prefix=f".{safe_name(Path(out).name or 'results')}.lasthop-spool-", dir=parent))
+        # Removed when the Results that read from it are written elsewhere or forgotten.
+        self._remove = weakref.finalize(self, shutil.rmtree, self.directory, True)
+        self.traces = TableSpool(self.directory / "traces")
+        self.intervals = TableSpool(self.directory / "intervals")  # one file per flow
+
+    def add(self, drained: tuple[list, list]) -> None:
+        intervals, traces = drained
+        for raw in intervals:  # one "intervals" table per flow, keyed by its flow
+            table = tables_from_core([raw])["intervals"]
+            self.intervals.add(table.column("flow")[0].as_py(), table)
+        self.traces.add_core(traces)
+
+    def finish(self, summary: dict, tables: dict[str, pa.Table]) -> "Results":
+        """The run's Results: each spooled table followed by the rows of the same name in
+        `tables` (the core's output at the end); the intervals in the flows' order, as a run
+        never drained has them."""
+        tables = dict(tables)
+        for name in list(tables):
+            if name in self.traces.files:
+                self.traces.add(name, tables.pop(name))
+        self.traces.close()
+        self.intervals.close()
+        res = Results(summary, tables)
+        res._spool = self  # the files live as long as the Results reads them
+        res.trace_files = dict(self.traces.files)
+        if self.intervals.files:
+            res.trace_files["intervals"] = self._merge_intervals(tables.pop("intervals"), [f["name"] for f in summary["flows"]])
+            res._tables = tables
+        return res
+
+    def _merge_intervals(self, tail: pa.Table, flows: list[str]) -> Path:
+        """One intervals file: per flow, its spooled rows, then its rows in `tail`."""
+        import pyarrow.compute as pc
+
+        path = self.directory / "intervals.parquet"
+        with pq.ParquetWriter(path, tail.schema) as w:
+            for flow in flows:
+                if flow in self.intervals.files:
+                    for batch in pq.ParquetFile(self.intervals.files[flow]).iter_batches(batch_size=1 << 16, use_threads=False):
+                        w.write_batch(batch)
+                w.write_table(tail.filter(pc.equal(tail.column("flow"), flow)))
+        return path
+
+    def close(self) -> None:
+        self.traces.close()
+        self.intervals.close()
+        self._remove()
+
+
 class Results:
     """One run's results. ``summary`` is a dict; ``flows``, ``intervals`` and ``trace(name)`` are
     DataFrames."""
@@ -257,6 +348,7 @@ class Results:
         # traces kept in Parquet files rather than in memory (a measured run's per-packet
         # tables, streamed as they were computed): trace name -> file
         self.trace_files: dict[str, Path] = {}
+        self._spool: RunSpool | None = None  # where trace_files are, until written elsewhere
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -264,23 +356,30 @@ class Results:
 
     @property
     def intervals(self) -> pd.DataFrame:
-        return self._tables["intervals"].to_pandas()
+        return self.table("intervals").to_pandas()
 
     @property
     def traces(self) -> list[str]:
-        return [n for n in self._tables if n != "intervals"] + [n for n in self.trace_files if n not in self._tables]
+        return [n for n in self._tables if n != "intervals"] + [n for n in self.trace_files if n not in self._tables and n != "intervals"]
 
-    def _trace_table(self, name: str) -> pa.Table:
+    def table(self, name: str) -> pa.Table:
+        """The Arrow table `name` ("intervals" or a trace's name), read from its file if it is
+        kept in one."""
         return self._tables[name] if name in self._tables else pq.read_table(self.trace_files[name])
+
+    def table_columns(self, name: str) -> list[str]:
+        """The column names of table `name`, without reading its rows."""
+        return self._tables[name].schema.names if name in self._tables else pq.read_schema(self.trace_files[name]).names
+
 
     def trace(self, name: str) -> pd.DataFrame:
         """A requested trace by name (``"tcp/bulk"``, ``"queue/bottleneck:router->receiver"``)
         or by file stem; a link name alone (``"bottleneck"``) works when it is unambiguous."""
         if name in self._tables or name in self.trace_files:
-            return self._trace_table(name).to_pandas()
+            return self.table(name).to_pandas()
         matches = [n for n in self.traces if trace_file_stem(n) == name or n.startswith(f"queue/{name}:")]
         if len(matches) == 1:
-            return self._trace_table(matches[0]).to_pandas()
+            return self.table(matches[0]).to_pandas()
         raise KeyError(f"no trace {name!r}; available: {', '.join(self.traces) or 'none (add [probes] to the scenario)'}")
 
     def flow(self, name: str) -> dict:
@@ -296,8 +395,10 @@ class Results:
         lasthop agrees to write and what `force` does. `progress(done, total, what)` is called as
         the report's figures are prepared."""
 
+        placed: dict[str, str] = {}
+
         def fill(d: Path) -> None:
-            self._write_files(d)
+            placed.update(self._write_files(d))
             if report:
                 from lasthop.report import run_report
 
@@ -305,23 +406,29 @@ class Results:
 
         d = write_atomically(directory, "run", fill, force=force)
         self.directory = d
+        # The tables kept in files are read from the results directory from now on (the files
+        # they were spooled to may go).
+        self.trace_files = {name: Path(d) / rel for name, rel in placed.items() if name in self.trace_files}
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
         return d
 
-    def _write_files(self, d: Path) -> None:
+    def _write_files(self, d: Path) -> dict[str, str]:
+        """Writes the run's files into `d`; returns each table's file relative to `d`."""
         (d / "traces").mkdir()
         (d / "summary.json").write_text(json.dumps({"format": RUN_FORMAT, **self.summary}, indent=2) + "\n")
         pq.write_table(flows_table(self.summary), d / "flows.parquet")
-        pq.write_table(self._tables["intervals"], d / "intervals.parquet")
+        self._write_table("intervals", d / "intervals.parquet")
+        placed = {"intervals": "intervals.parquet"}
         index = {}
         for name in self.traces:
             stem = trace_file_stem(name)
             if stem in index:  # two names made the same by safe_name: the hash tells them apart
                 stem = f"{stem}-{name_digest(name)}"
             index[stem] = name
-            if name in self._tables:
-                pq.write_table(self._tables[name], d / "traces" / f"{stem}.parquet")
-            else:
-                shutil.copyfile(self.trace_files[name], d / "traces" / f"{stem}.parquet")
+            placed[name] = f"traces/{stem}.parquet"
+            self._write_table(name, d / placed[name])
         (d / "traces" / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         for name, data in self.pcaps.items():
             if isinstance(data, Path):
@@ -332,6 +439,18 @@ class Results:
             dest = d.joinpath(*(safe_name(part) for part in rel.split("/")))
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dest)
+        return placed
+
+    def _write_table(self, name: str, dest: Path) -> None:
+        """Table `name` as the Parquet file `dest`: written from memory, or its file linked (the
+        same data, no copy, when both are on one file system) or copied."""
+        if name in self._tables:
+            pq.write_table(self._tables[name], dest)
+            return
+        try:
+            os.link(self.trace_files[name], dest)
+        except OSError:
+            shutil.copyfile(self.trace_files[name], dest)
 
     @classmethod
     def load(cls, directory: str | Path) -> "Results":
@@ -344,15 +463,20 @@ class Results:
             raise OutputError(f"{d}: not a lasthop run results directory (no summary.json written by lasthop run)")
         summary = json.loads((d / "summary.json").read_text())
         summary.pop("format", None)
-        tables = {"intervals": pq.read_table(d / "intervals.parquet")}
         index_file = d / "traces" / "index.json"
         if index_file.exists():
             index = json.loads(index_file.read_text())
         else:  # written before the index existed: every trace file there
             index = {p.stem: p.stem for p in sorted((d / "traces").glob("*.parquet"))}
-        for stem, name in index.items():
-            tables[name] = pq.read_table(d / "traces" / f"{stem}.parquet")
-        return cls(summary, tables, d)
+        res = cls(summary, {}, d)
+        # Read when asked for (a long run's traces can be larger than memory wants).
+        res.trace_files = {name: d / "traces" / f"{stem}.parquet" for stem, name in index.items()}
+        res.trace_files["intervals"] = d / "intervals.parquet"
+        for name, path in res.trace_files.items():
+            if not path.is_file():
+                raise OutputError(f"{path}: missing, though {'the run writes it' if name == 'intervals' else 'traces/index.json lists it'}; "
+                                  "the directory is damaged: run the scenario again")
+        return res
 
     def __repr__(self) -> str:
         names = ", ".join(f["name"] for f in self.summary["flows"])

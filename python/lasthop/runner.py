@@ -16,7 +16,7 @@ from typing import Any, Callable
 from lasthop import _core
 from lasthop.errors import RunTimeout, ScenarioError, SimulationError, did_you_mean, did_you_mean_path, source_label
 from lasthop.files import check_output, safe_name
-from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
+from lasthop.results import WALL_CLOCK_KEY, Results, RunSpool, tables_from_core
 from lasthop.scenario import Scenario
 
 # Steps of the progress loop, in simulated seconds: at most 1 % of the run (so progress is
@@ -28,6 +28,12 @@ from lasthop.scenario import Scenario
 MIN_STEP_S = 1e-6
 FIRST_STEP_S = 0.01
 CHUNK_WALL_S = 0.2
+
+# Rows (interval rows and trace samples) the core may hold before a run written to a directory
+# hands them over to files there: 16-90 MB (a queue sample takes 16 bytes, a TCP trace sample
+# about 90), so that memory does not grow with simulated time. A short run never reaches it and
+# is written at its end, as a run without a directory always is.
+SPOOL_ROWS = 1 << 18
 
 ProgressFn = Callable[[float, float], None]
 
@@ -75,6 +81,7 @@ def run(
     pcap: list[str] | None = None,
     force: bool = False,
     wall_limit_s: float | None = None,
+    spool_beside: str | Path | None = None,
     **overrides: Any,
 ) -> Results:
     """Runs a scenario to its end. Keyword overrides use ``--set`` paths: ``seed=3``,
@@ -83,7 +90,9 @@ def run(
     capture points, ``"node"`` or ``"node:neighbour"``; each becomes ``<node>[-<neighbour>].pcap``
     in the results directory. ``out`` is written atomically and only where lasthop may write
     (``force`` to write into a non-empty directory that is not a lasthop run directory).
-    ``wall_limit_s`` stops the run with RunTimeout once it has taken that long.
+    ``wall_limit_s`` stops the run with RunTimeout once it has taken that long. A long run given
+    ``out`` (or ``spool_beside``, the directory its Results will be written to) keeps its interval
+    rows and traces in files beside that directory as it goes, not in memory.
     Errors: ScenarioError, SimulationError (RunTimeout is one), OutputError."""
     sc = as_scenario(scenario_or_path, **overrides)
     if out is not None:
@@ -102,6 +111,18 @@ def run(
             unknown = next((n for n in (node, peer) if n and n not in nodes), None)
             hint = did_you_mean(unknown, nodes) if unknown is not None else ""
             raise ScenarioError(f"{source_label(sc.file)}: {e}{hint}") from None
+    spool_beside = out if out is not None else spool_beside
+    spool = RunSpool(spool_beside) if spool_beside is not None else None
+    try:
+        return _run(sc, sim, captures, spool, out, force, progress, wall_limit_s)
+    except BaseException:
+        if spool is not None:
+            spool.close()
+        raise
+
+
+def _run(sc: Scenario, sim, captures: list, spool: RunSpool | None, out, force: bool, progress: ProgressFn | None,
+         wall_limit_s: float | None) -> Results:
     t0 = time.perf_counter()
     end = sim.end_s
     max_step = max(end / 100.0, MIN_STEP_S)
@@ -125,6 +146,8 @@ def run(
                 f"{source_label(sc.file)}: simulated time did not advance past {before:.9f} s (asked for {target:.9f} s); "
                 "this is a bug in lasthop: please report it with the scenario"
             )
+        if spool is not None and sim.held_rows >= SPOOL_ROWS:
+            spool.add(sim.drain())
         if progress is not None:
             progress(sim.now_s, end)
         if wall_limit_s is not None and time.perf_counter() - t0 > wall_limit_s:
@@ -145,7 +168,8 @@ def run(
         },
         **core,
     }
-    res = Results(summary, tables_from_core(raw_tables))
+    tables = tables_from_core(raw_tables)
+    res = spool.finish(summary, tables) if spool is not None else Results(summary, tables)
     res.pcaps = {name: sim.capture_pcap(i) for name, i in captures}
     if out is not None:
         res.write(out, force=force)

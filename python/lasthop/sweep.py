@@ -205,7 +205,7 @@ def _execute(text: str, file: str, overrides: dict[str, str], wall_limit_s: floa
     from lasthop.runner import run
 
     res = run(Scenario(text, file, overrides), wall_limit_s=wall_limit_s)
-    return {"summary": res.summary, "intervals": res._tables["intervals"]}
+    return {"summary": res.summary, "intervals": res.table("intervals")}
 
 
 class Executor(Protocol):

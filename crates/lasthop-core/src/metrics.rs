@@ -191,7 +191,10 @@ pub struct FlowMeter {
     losses: Losses,
     delay: DelayAcc,
     jitter: JitterAcc,
+    /// The intervals from `first_interval` on ([`FlowMeter::take_interval_rows`] hands over and
+    /// forgets the ones before it).
     intervals: Vec<IntervalAcc>,
+    first_interval: usize,
     keep_intervals: bool,
     percentiles: bool,
 }
@@ -334,6 +337,7 @@ impl FlowMeter {
             delay: DelayAcc { delay_q: Quantiles::default(), delay_sum_ns: 0, delay_sq_sum_ns2: 0.0, delay_min_ns: u64::MAX, delay_max_ns: 0 },
             jitter: JitterAcc::default(),
             intervals: Vec::new(),
+            first_interval: 0,
             keep_intervals: true,
             percentiles: true,
         }
@@ -366,6 +370,9 @@ impl FlowMeter {
 
     fn slot(&mut self, t: Time) -> &mut IntervalAcc {
         let i = if self.keep_intervals { (t.0 / self.interval.0) as usize } else { 0 };
+        // Every event lands at `now`, never in an interval that has ended and been taken.
+        debug_assert!(i >= self.first_interval, "an event at {t:?} in an interval already taken");
+        let i = i.saturating_sub(self.first_interval);
         if i >= self.intervals.len() {
             self.intervals.resize(i + 1, IntervalAcc::default());
         }
@@ -545,28 +552,52 @@ impl FlowMeter {
         }
     }
 
-    /// Per-interval rows up to `end` (intervals with no traffic are included, as zeros).
+    /// Per-interval rows up to `end` (intervals with no traffic are included, as zeros), from
+    /// the first one not yet taken by [`FlowMeter::take_interval_rows`].
     pub fn interval_rows(&self, end: Time) -> Vec<IntervalRow> {
         let n = (end.0.div_ceil(self.interval.0)) as usize;
+        (self.first_interval..n.max(self.first_interval)).map(|i| self.interval_row(i)).collect()
+    }
+
+    /// The rows of the intervals that ended by `now` and were not taken before, handed over and
+    /// forgotten, so that a long run streams its series instead of holding it. An interval that
+    /// ended is final: every event lands at the time it happens, and time only moves forward.
+    pub fn take_interval_rows(&mut self, now: Time) -> Vec<IntervalRow> {
+        if !self.keep_intervals {
+            return Vec::new();
+        }
+        let ended = (now.0 / self.interval.0) as usize;
+        if ended <= self.first_interval {
+            return Vec::new();
+        }
+        let rows = (self.first_interval..ended).map(|i| self.interval_row(i)).collect();
+        self.intervals.drain(..(ended - self.first_interval).min(self.intervals.len()));
+        self.first_interval = ended;
+        rows
+    }
+
+    /// Intervals held in memory (not yet taken).
+    pub fn held_intervals(&self) -> usize {
+        self.intervals.len()
+    }
+
+    /// The row of interval `i` (counted from the start of the run).
+    fn interval_row(&self, i: usize) -> IntervalRow {
         let secs = self.interval.as_secs_f64();
-        (0..n)
-            .map(|i| {
-                let a = self.intervals.get(i).copied().unwrap_or_default();
-                IntervalRow {
-                    t_start_s: (i as u64 * self.interval.0) as f64 / 1e9,
-                    tx_packets: a.tx_packets,
-                    rx_packets: a.rx_packets,
-                    lost_packets: a.lost_packets,
-                    throughput_tx_bps: a.tx_bytes as f64 * 8.0 / secs,
-                    throughput_rx_bps: a.rx_bytes as f64 * 8.0 / secs,
-                    goodput_bps: a.delivered_bytes as f64 * 8.0 / secs,
-                    delay_mean_ms: (a.rx_packets > 0).then(|| ms(a.delay_sum_ns as f64 / a.rx_packets as f64)),
-                    delay_max_ms: (a.rx_packets > 0).then(|| ms(a.delay_max_ns as f64)),
-                    jitter_mean_ms: (a.ipdv_count > 0).then(|| ms(a.ipdv_abs_sum_ns as f64 / a.ipdv_count as f64)),
-                    jitter_max_ms: (a.ipdv_count > 0).then(|| ms(a.ipdv_abs_max_ns as f64)),
-                }
-            })
-            .collect()
+        let a = i.checked_sub(self.first_interval).and_then(|k| self.intervals.get(k)).copied().unwrap_or_default();
+        IntervalRow {
+            t_start_s: (i as u64 * self.interval.0) as f64 / 1e9,
+            tx_packets: a.tx_packets,
+            rx_packets: a.rx_packets,
+            lost_packets: a.lost_packets,
+            throughput_tx_bps: a.tx_bytes as f64 * 8.0 / secs,
+            throughput_rx_bps: a.rx_bytes as f64 * 8.0 / secs,
+            goodput_bps: a.delivered_bytes as f64 * 8.0 / secs,
+            delay_mean_ms: (a.rx_packets > 0).then(|| ms(a.delay_sum_ns as f64 / a.rx_packets as f64)),
+            delay_max_ms: (a.rx_packets > 0).then(|| ms(a.delay_max_ns as f64)),
+            jitter_mean_ms: (a.ipdv_count > 0).then(|| ms(a.ipdv_abs_sum_ns as f64 / a.ipdv_count as f64)),
+            jitter_max_ms: (a.ipdv_count > 0).then(|| ms(a.ipdv_abs_max_ns as f64)),
+        }
     }
 }
 
@@ -720,5 +751,58 @@ mod tests {
         assert!((rows[0].throughput_rx_bps - 1e6).abs() < 1e-6);
         assert_eq!(rows[1].rx_packets, 0);
         assert_eq!(rows[0].jitter_mean_ms, Some(0.0));
+    }
+
+    /// The worked example's events in time order, `take_interval_rows` called between them.
+    fn worked_example_taken_at(takes: &[u64]) -> (Vec<IntervalRow>, FlowMeter) {
+        let mut m = FlowMeter::new(Duration(30 * MS));
+        let delays = [Some(50), Some(52), Some(49), Some(55), None, Some(51), Some(70), Some(48), Some(50), Some(53)];
+        // (time, what): 0 = sent, 1 = received (seq), 2 = the loss.
+        let mut events: Vec<(u64, u8, u32)> = Vec::new();
+        for (i, d) in delays.iter().enumerate() {
+            let sent = i as u64 * 20 * MS;
+            events.push((sent, 0, i as u32));
+            if let Some(d) = d {
+                events.push((sent + d * MS, 1, i as u32));
+            }
+        }
+        events.push((4 * 20 * MS + 1, 2, 4));
+        events.sort();
+        let mut taken = Vec::new();
+        let mut next_take = takes.iter().peekable();
+        for (t, what, seq) in events {
+            while let Some(&&at) = next_take.peek() {
+                if at > t {
+                    break;
+                }
+                taken.extend(m.take_interval_rows(Time(at)));
+                next_take.next();
+            }
+            match what {
+                0 => m.on_sent(Time(t), 100),
+                1 => m.on_received(Time(t), Time(seq as u64 * 20 * MS), seq, 100),
+                _ => m.on_dropped(Time(t), DropCause::Link),
+            }
+        }
+        (taken, m)
+    }
+
+    #[test]
+    fn interval_rows_taken_during_a_run_are_the_rows_of_the_whole_run() {
+        // Taking the ended intervals at any moments (inside an interval, on its boundary, twice
+        // at one time) and then the rest at the end gives exactly the rows of one call at the
+        // end: 253 ms of 30 ms intervals = 9 rows (ceil(253/30)).
+        let end = Time(253 * MS);
+        let (_, whole) = worked_example_taken_at(&[]);
+        let want = whole.interval_rows(end);
+        assert_eq!(want.len(), 9);
+        let (mut got, m) = worked_example_taken_at(&[10 * MS, 60 * MS, 60 * MS, 95 * MS, 150 * MS]);
+        // Taken at 150 ms: intervals 0-4 (0-150 ms) are handed over, none is held before 150 ms.
+        assert_eq!(got.len(), 5);
+        // Held: intervals 5-7 (150-240 ms); the last event, packet 9 received at 233 ms, is in 7.
+        assert_eq!(m.held_intervals(), 3, "the taken intervals are no longer held");
+        got.extend(m.interval_rows(end));
+        assert_eq!(got, want);
+        assert_eq!(m.summary(Duration(200 * MS)).received_packets, 9, "the summary does not depend on taking");
     }
 }

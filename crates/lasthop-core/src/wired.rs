@@ -168,11 +168,7 @@ impl Channel {
     /// `tables` (the simulator and the emulator report a channel the same way).
     pub fn report(&mut self, end: Time, tables: &mut Vec<Table>) -> LinkReport {
         if let Some(tr) = self.trace.take() {
-            let mut t = Table::new(format!("queue/{}", self.name));
-            t.push("time_s", Column::F64(tr.time_ns.iter().map(|&n| n as f64 / 1e9).collect()));
-            t.push("packets", Column::U64(tr.packets));
-            t.push("bytes", Column::U64(tr.bytes));
-            tables.push(t);
+            tables.push(self.queue_table(tr));
         }
         LinkReport {
             name: self.name.clone(),
@@ -185,6 +181,28 @@ impl Channel {
             queue_limit: self.limit.to_string(),
             utilization: busy_share(self.stats.busy_ns, end),
         }
+    }
+}
+
+impl Channel {
+    /// The queue samples recorded since the last call as rows of its "queue/<name>" table,
+    /// handed over while recording goes on (a long run streams them); None when not probed.
+    pub fn drain_queue_trace(&mut self) -> Option<Table> {
+        let tr = std::mem::take(self.trace.as_mut()?);
+        Some(self.queue_table(tr))
+    }
+
+    /// Queue samples held in memory.
+    pub fn held_trace_samples(&self) -> usize {
+        self.trace.as_ref().map_or(0, |t| t.time_ns.len())
+    }
+
+    fn queue_table(&self, tr: QueueTrace) -> Table {
+        let mut t = Table::new(format!("queue/{}", self.name));
+        t.push("time_s", Column::F64(tr.time_ns.iter().map(|&n| n as f64 / 1e9).collect()));
+        t.push("packets", Column::U64(tr.packets));
+        t.push("bytes", Column::U64(tr.bytes));
+        t
     }
 }
 

@@ -157,6 +157,19 @@ impl PySimulation {
         self.sim.events_processed()
     }
 
+    /// The rows recorded since the last drain, handed over: ([per flow its ended intervals],
+    /// [trace rows]), tables as [`tables_to_py`] gives them.
+    fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let d = self.sim.drain();
+        Ok((tables_to_py(py, &d.intervals)?, tables_to_py(py, &d.traces)?))
+    }
+
+    /// Interval rows and trace samples the simulation holds (what a drain would hand over).
+    #[getter]
+    fn held_rows(&self) -> usize {
+        self.sim.held_rows()
+    }
+
     /// (summary JSON, [(table name, [(column, kind, data, validity)])]) — see [`tables_to_py`].
     fn output<'py>(&mut self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>)> {
         let out = self.sim.output();

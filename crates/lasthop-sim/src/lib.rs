@@ -24,6 +24,6 @@ pub mod results;
 pub mod sim;
 pub mod tcp;
 
-pub use results::{Column, RunOutput, RunReport, Table};
+pub use results::{Column, Drained, RunOutput, RunReport, Table};
 pub use lasthop_scenario::{Scenario, ScenarioError};
 pub use sim::{run_scenario, try_run_scenario, Simulation, Stalled};

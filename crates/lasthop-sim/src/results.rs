@@ -13,6 +13,18 @@ pub struct RunOutput {
     pub tables: Vec<Table>,
 }
 
+/// What a run hands over while it goes ([`crate::Simulation::drain`]), so that its memory does
+/// not grow with simulated time: the rows recorded since the last drain. Appended in order to
+/// what earlier drains gave, and followed by [`RunOutput`]'s tables of the same names, they make
+/// exactly the tables of a run that was never drained.
+#[derive(Debug, Clone, Default)]
+pub struct Drained {
+    /// Per flow, in the flows' order, its "intervals" rows of the intervals that ended.
+    pub intervals: Vec<Table>,
+    /// Rows of the TCP and queue traces (tables named as in [`RunOutput`]).
+    pub traces: Vec<Table>,
+}
+
 impl RunOutput {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)

@@ -9,7 +9,7 @@
 //! kind ("f64", "u64", "str"), data (little-endian; a string column as its length then each string)
 //! and validity (0/1 bytes for a nullable column, empty otherwise).
 
-use lasthop_sim::{Column, RunOutput, RunReport, Scenario, Simulation};
+use lasthop_sim::{Column, RunOutput, RunReport, Scenario, Simulation, Table};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -104,4 +104,101 @@ fn every_golden_case_is_byte_identical() {
     assert!(cases.len() >= 100, "the golden set covers every bundled scenario and reproduction run");
     assert!(differ.is_empty(), "{} of {} golden cases changed output: {differ:?}", differ.len(), cases.len());
     assert!(unreadable.is_empty(), "the summary of {unreadable:?} does not read back into a RunReport unchanged");
+}
+
+/// The output of a run drained every `every` of simulated time: the drained rows, then the
+/// end's output, joined per table as a reader of the spooled files sees them (each flow's
+/// interval rows together, in the flows' order).
+fn drained_output(scenario: Scenario, every: lasthop_core::Duration) -> (RunOutput, usize) {
+    let mut sim = Simulation::new(scenario);
+    let mut intervals: std::collections::BTreeMap<String, Table> = Default::default();
+    let mut traces: Vec<Table> = Vec::new();
+    let mut drains_with_rows = 0;
+    let mut t = lasthop_core::Time(0);
+    while sim.now() < sim.end() {
+        t = (t + every).min(sim.end());
+        sim.run_until(t).expect("completes");
+        let d = sim.drain();
+        drains_with_rows += usize::from(!d.intervals.is_empty() || !d.traces.is_empty());
+        for iv in d.intervals {
+            let Some(Column::Str(flow)) = iv.column("flow") else { panic!("an intervals table has its flow column") };
+            intervals.entry(flow[0].clone()).or_insert_with(|| Table::new("intervals")).append(&iv);
+        }
+        for tr in d.traces {
+            match traces.iter_mut().find(|x| x.name == tr.name) {
+                Some(x) => x.append(&tr),
+                None => traces.push(tr),
+            }
+        }
+    }
+    let mut end = sim.output();
+    let flows: Vec<String> = end.report.flows.iter().map(|f| f.name.clone()).collect();
+    for table in &mut end.tables {
+        if table.name == "intervals" {
+            // Per flow: its drained rows, then its rows at the end.
+            let Some(Column::Str(flow_of_row)) = table.column("flow").cloned() else { panic!("flow column") };
+            let mut joined = Table::new("intervals");
+            for flow in &flows {
+                if let Some(drained) = intervals.get(flow) {
+                    joined.append(drained);
+                }
+                joined.append(&rows_where(table, |i| &flow_of_row[i] == flow));
+            }
+            *table = joined;
+        } else if let Some(pos) = traces.iter().position(|x| x.name == table.name) {
+            let mut joined = traces.remove(pos);
+            joined.append(table);
+            *table = joined;
+        }
+    }
+    // A trace drained whole is not in the end's output: it keeps its place among the tables.
+    for tr in traces {
+        let at = end.tables.iter().position(|x| table_order(&x.name) > table_order(&tr.name)).unwrap_or(end.tables.len());
+        end.tables.insert(at, tr);
+    }
+    (end, drains_with_rows)
+}
+
+fn table_order(name: &str) -> u8 {
+    match name.split('/').next() {
+        Some("intervals") => 0,
+        Some("tcp") | Some("packets") => 1,
+        Some("delay_cdf") => 2,
+        Some("queue") => 3,
+        _ => 4,
+    }
+}
+
+fn rows_where(t: &Table, keep: impl Fn(usize) -> bool) -> Table {
+    let mut out = Table::new(t.name.clone());
+    for (name, c) in &t.columns {
+        let pick = |n: usize| (0..n).filter(|&i| keep(i));
+        out.push(
+            name,
+            match c {
+                Column::F64(v) => Column::F64(pick(v.len()).map(|i| v[i]).collect()),
+                Column::OptF64(v) => Column::OptF64(pick(v.len()).map(|i| v[i]).collect()),
+                Column::U64(v) => Column::U64(pick(v.len()).map(|i| v[i]).collect()),
+                Column::Str(v) => Column::Str(pick(v.len()).map(|i| v[i].clone()).collect()),
+            },
+        );
+    }
+    out
+}
+
+#[test]
+fn a_run_drained_as_it_goes_gives_the_bytes_of_one_that_is_not() {
+    // Every bundled scenario, drained every 0.7 s of simulated time (inside intervals, not on
+    // their boundaries): the drained rows and the end's tables make the recorded golden hash,
+    // so a long run streamed to files is the run that was recorded.
+    let golden = golden();
+    let mut drained_any = 0;
+    for c in golden["cases"].as_array().unwrap().iter().filter(|c| c["label"].as_str().unwrap().starts_with("bundled/")) {
+        let text = golden["texts"][c["text"].as_str().unwrap()].as_str().unwrap();
+        let scenario = Scenario::from_toml_str(text, c["file"].as_str().unwrap(), &[]).expect("loads");
+        let (out, drains) = drained_output(scenario, lasthop_core::Duration::from_millis(700));
+        assert_eq!(output_hash(&out), c["output_sha256"].as_str().unwrap(), "{}: drained output differs", c["label"]);
+        drained_any += usize::from(drains > 1);
+    }
+    assert!(drained_any >= 3, "several bundled runs were really drained more than once ({drained_any})");
 }

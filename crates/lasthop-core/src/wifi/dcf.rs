@@ -224,6 +224,14 @@ impl Dcf {
     pub fn take_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
         self.stations[i].trace.take()
     }
+    /// Station `i`'s queue samples recorded since the last call, handed over (recording goes on).
+    pub fn drain_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
+        self.stations[i].trace.as_mut().map(std::mem::take)
+    }
+    /// Queue samples held by all stations.
+    pub fn held_trace_samples(&self) -> usize {
+        self.stations.iter().filter_map(|s| s.trace.as_ref()).map(|(t, _)| t.len()).sum()
+    }
     /// Frames still queued at every station (for the conservation census).
     pub fn queued_packets(&self) -> impl Iterator<Item = u32> + '_ {
         self.stations

@@ -7,7 +7,7 @@
 //! of the simulation: a second `output()` reports them empty.
 
 use super::{FlowKind, PacketRecords, Simulation, TcpFlow, Transport};
-use crate::results::RunOutput;
+use crate::results::{Drained, RunOutput};
 use crate::tcp::TraceSample;
 use lasthop_core::hop::Hop;
 use lasthop_core::report::{
@@ -57,6 +57,70 @@ impl Simulation {
         let mut all = vec![intervals.into_table()];
         all.extend(tables);
         RunOutput { report, tables: all }
+    }
+
+    /// The interval rows and trace samples recorded since the last drain, handed over (the run
+    /// forgets them; recording goes on). The tables keep [`Simulation::output`]'s names and
+    /// order; a table with no new rows is left out.
+    pub fn drain(&mut self) -> Drained {
+        let now = self.now;
+        let mut drained = Drained::default();
+        for f in &mut self.flows {
+            let rows = f.meters.forward.take_interval_rows(now);
+            if !rows.is_empty() {
+                let mut columns = IntervalColumns::default();
+                rows.into_iter().for_each(|r| columns.push(&f.name, r));
+                drained.intervals.push(columns.into_table());
+            }
+            if let FlowKind::Tcp(t) = &mut f.kind {
+                let (sender, receiver) = (t.client.drain_trace(), t.server.drain_trace());
+                if !sender.is_empty() || !receiver.is_empty() {
+                    drained.traces.push(tcp_trace_table(&format!("tcp/{}", f.name), sender.iter().map(trace_row)));
+                    drained.traces.push(tcp_trace_table(&format!("tcp/{}/receiver", f.name), receiver.iter().map(trace_row)));
+                }
+            }
+        }
+        for slot in &mut self.net.hops {
+            if let Hop::Wired(c) = &mut slot.hop {
+                drained.traces.extend(c.drain_queue_trace().filter(|t| t.rows() > 0));
+            }
+        }
+        for slot in &mut self.net.hops {
+            let Hop::Wlan(w) = &mut slot.hop else { continue };
+            for (i, &node) in slot.nodes.iter().enumerate() {
+                if let Some((t, n)) = w.dcf.drain_queue_trace(i).filter(|(t, _)| !t.is_empty()) {
+                    drained.traces.push(wlan_queue_table(&w.name, &self.net.node_names[node as usize], t, n));
+                }
+            }
+        }
+        drained
+    }
+
+    /// Interval rows and trace samples held in memory: what [`Simulation::drain`] would hand over
+    /// (and more: the interval still running).
+    pub fn held_rows(&self) -> usize {
+        let flows: usize = self
+            .flows
+            .iter()
+            .map(|f| {
+                let traces = match &f.kind {
+                    FlowKind::Tcp(t) => t.client.held_trace_samples() + t.server.held_trace_samples(),
+                    FlowKind::Udp(_) => 0,
+                };
+                f.meters.forward.held_intervals() + traces
+            })
+            .sum();
+        let hops: usize = self
+            .net
+            .hops
+            .iter()
+            .map(|slot| match &slot.hop {
+                Hop::Wired(c) => c.held_trace_samples(),
+                Hop::Wlan(w) => w.dcf.held_trace_samples(),
+                _ => 0,
+            })
+            .sum();
+        flows + hops
     }
 
     /// Every flow's report; its interval rows go to `intervals`, its traces and packet records
@@ -120,10 +184,7 @@ impl Simulation {
                 let node = &self.net.node_names[node as usize];
                 members.push(WlanMemberReport { node: node.clone(), mac: w.dcf.station_stats(i).clone() });
                 if let Some((t, n)) = w.dcf.take_queue_trace(i) {
-                    let mut tb = Table::new(format!("wlan/{}/{node}", w.name));
-                    tb.push("time_s", Column::F64(t.iter().map(|&x| x as f64 / 1e9).collect()));
-                    tb.push("packets", Column::U64(n));
-                    tables.push(tb);
+                    tables.push(wlan_queue_table(&w.name, node, t, n));
                 }
             }
             let st = &w.dcf.stats;
@@ -228,6 +289,14 @@ fn trace_row(s: &TraceSample) -> TcpTraceRow {
     }
 }
 
+
+/// The table "wlan/<wlan>/<node>": a station's queue length in packets over time.
+fn wlan_queue_table(wlan: &str, node: &str, time_ns: Vec<u64>, packets: Vec<u64>) -> Table {
+    let mut t = Table::new(format!("wlan/{wlan}/{node}"));
+    t.push("time_s", Column::F64(time_ns.iter().map(|&x| x as f64 / 1e9).collect()));
+    t.push("packets", Column::U64(packets));
+    t
+}
 
 /// The table "packets/<flow>": one row per packet of a flow with per-packet records on.
 fn packet_table(flow: &str, r: PacketRecords) -> Table {

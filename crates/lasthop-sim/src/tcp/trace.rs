@@ -81,6 +81,16 @@ impl TcpSocket {
         self.trace.take().unwrap_or_default()
     }
 
+    /// The samples recorded since the last call, handed over (tracing goes on).
+    pub fn drain_trace(&mut self) -> Vec<TraceSample> {
+        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Trace samples held in memory.
+    pub fn held_trace_samples(&self) -> usize {
+        self.trace.as_ref().map_or(0, Vec::len)
+    }
+
     /// One sample of the socket's state after `event`, if tracing is on.
     pub(super) fn record(&mut self, now: Time, event: TraceEvent, rtt_sample: Option<Duration>) {
         if self.trace.is_none() {
