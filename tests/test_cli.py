@@ -24,6 +24,10 @@ def test_run_prints_a_summary_and_writes_the_results_directory(tmp_path):
     assert "bulk" in r.stdout and "voice" in r.stdout and "goodput" in r.stdout
     files = _files(tmp_path / "out")
     assert {"summary.json", "flows.parquet", "intervals.parquet", "traces/tcp__bulk.parquet"} <= set(files)
+    # Which world made the run, in summary.json, the console's title and the report's header.
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["world"] == "simulate"
+    assert "30 s simulated in" in r.stdout, r.stdout  # the bundled dumbbell: 30 s
+    assert "30 s simulated, " in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_same_seed_gives_identical_bytes_and_another_seed_does_not(tmp_path):

@@ -237,9 +237,13 @@ def test_cli_ditg_dec_prints_itgdec_text_and_writes_the_series(tmp_path):
     r = lasthop_cli("ditg-dec", str(DATA / "multi-recv.log"), "-c", "100", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == ""
     assert (tmp_path / "combined_stats.dat").read_text() == (DATA / "multi-recv.log.combined_100.dat").read_text()
-    r = lasthop_cli("import-ditg", str(DATA / "loss-send.log"), str(DATA / "loss-recv.log"), "--out", str(tmp_path / "imp"), "-q")
+    r = lasthop_cli("import-ditg", str(DATA / "loss-send.log"), str(DATA / "loss-recv.log"), "--out", str(tmp_path / "imp"))
     assert r.returncode == 0, r.stderr
-    assert json.loads((tmp_path / "imp" / "summary.json").read_text())["scenario"]["receiver_log"].endswith("loss-recv.log")
+    summary = json.loads((tmp_path / "imp" / "summary.json").read_text())
+    assert summary["scenario"]["receiver_log"].endswith("loss-recv.log")
+    # An import is neither simulated nor measured by lasthop: summary.json and the console say so.
+    assert summary["world"] == "import" and f"{summary['simulated_s']:g} s imported in" in r.stdout, r.stdout
+    assert "simulated" not in r.stdout
 
 
 def test_bad_logs_give_one_clear_error(tmp_path):

@@ -229,6 +229,8 @@ def test_pcap_of_real_packets_at_the_access_point_is_what_it_transmitted(tmp_pat
     assert out.returncode == 0, out.stderr
     assert set(Path(tempfile.gettempdir()).glob("lh-*-pcap-*")) <= spools, "the spool directory is removed"
     s = json.loads((tmp_path / "r" / "summary.json").read_text())
+    # `emu run` writes its report as `lasthop run` does, saying the run was emulated.
+    assert s["world"] == "emulate" and f"{s['simulated_s']:g} s emulated." in (tmp_path / "r" / "report.html").read_text()
     nodes = [n["name"] for n in s["scenario"]["nodes"]]
     n3 = f"10.0.0.{nodes.index('N3') + 1}"
     for spec, name in (("AP", "AP.pcap"), ("AP:N3", "AP-N3.pcap")):

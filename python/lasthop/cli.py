@@ -24,6 +24,7 @@ from rich.text import Text
 from lasthop import _core
 from lasthop.errors import OutputError, ScenarioError, SimulationError
 from lasthop.files import check_output, directory_kind, safe_name
+from lasthop.results import world_of
 from lasthop.runner import as_scenario, run as run_scenario
 
 app = typer.Typer(no_args_is_help=True, help="lasthop: TCP and UDP over wireless last hops.")
@@ -134,7 +135,7 @@ def _fmt(v, scale=1.0, digits=2) -> str:
 def print_summary(res) -> None:
     s = res.summary
     wall = s["wall_clock"]
-    how = "measured" if s.get("world") == "measure" else "simulated"
+    how = world_of(s)
     t = Table(title=Text(f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s {how} in {wall['wall_time_s']:.3f} s"))
     for col in ["flow", "proto", "goodput Mb/s", "rx Mb/s", "sent", "recv", "lost", "loss %", "delay mean ms", "delay p99 ms", "jitter mean ms", "jitter p99 ms"]:
         t.add_column(col, justify="left" if col in ("flow", "proto") else "right")

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from lasthop import _core
-from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
+from lasthop.results import Results, run_summary, tables_from_core
 
 DitgLogError = _core.DitgLogError
 
@@ -51,16 +51,8 @@ def import_logs(
     wall = time.perf_counter() - t0
     core = json.loads(summary_json)
     logs = [str(p) for p in (sender, receiver) if p is not None]
-    summary = {
-        "lasthop_version": _core.__version__,
-        "scenario_name": "d-itg:" + "+".join(Path(p).name for p in logs),
-        "scenario_file": logs[0],
-        "overrides": {},
-        "seed": core.pop("seed"),
-        WALL_CLOCK_KEY: {"wall_time_s": wall, "events_per_s": core["events_processed"] / wall if wall > 0 else None,
-                         "simulated_s_per_wall_s": None},
-        **core,
-    }
+    summary = run_summary(core, world="import", scenario_name="d-itg:" + "+".join(Path(p).name for p in logs),
+                          scenario_file=logs[0], overrides={}, wall_s=wall)
     res = Results(summary, tables_from_core(raw))
     if out is not None:
         res.write(out, force=force)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from lasthop import _core
-from lasthop.results import WALL_CLOCK_KEY, Results, tables_from_core
+from lasthop.results import Results, run_summary, tables_from_core
 from lasthop.runner import as_scenario, pcap_file_name
 from lasthop.scenario import Scenario
 
@@ -105,17 +105,8 @@ def _results(sc: Scenario, out: tuple, wall: float, spool: Path | None = None) -
     emulator = json.loads(emulator_json)
     emulator["ended_by_signal"] = None if sig is None else signal.Signals(sig).name
     emulator["user_namespace"] = in_user_namespace()
-    summary = {
-        "lasthop_version": _core.__version__,
-        "scenario_name": sc.name,
-        "scenario_file": sc.file,
-        "overrides": sc.overrides,
-        "world": "emulate",
-        "seed": core.pop("seed"),
-        WALL_CLOCK_KEY: {"wall_time_s": wall, "events_per_s": None, "simulated_s_per_wall_s": core["simulated_s"] / wall if wall > 0 else None},
-        "emulator": emulator,
-        **core,
-    }
+    summary = run_summary(core, world="emulate", scenario_name=sc.name, scenario_file=sc.file, overrides=sc.overrides,
+                          wall_s=wall, emulator=emulator)
     res = Results(summary, tables_from_core(raw_tables))
     # A capture streamed to its file in `spool` comes back as None: the results point at the file.
     res.pcaps = {pcap_file_name(spec): bytes(data) if data is not None else (spool / pcap_file_name(spec))

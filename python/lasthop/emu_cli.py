@@ -34,6 +34,7 @@ def emu_run(
     seed: Optional[int] = typer.Option(None, "--seed", help="Overrides simulation.seed."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: dotted.path=value (repeatable)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the summary table."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write report.html (figures drawn by the browser, offline), as `lasthop run` does."),
     force: bool = typer.Option(False, "--force", help="Write into --out even if it is a non-empty directory that is not a lasthop run directory."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout and nothing else there."),
     pcap: List[str] = typer.Option([], "--pcap", help="Capture the real packets crossing NODE (or NODE:NEIGHBOUR) into <out>/<node>.pcap (repeatable)."),
@@ -59,7 +60,7 @@ def emu_run(
         check_output(directory, "run", force)
         err.print(f"emulating {sc.name} for {sc.resolved['simulation']['duration']} (real time)…", highlight=False)
         res = emu.run(sc, pcap=pcap, snaplen=snaplen, spin_us=spin_us, clear_push=clear_psh, keep_cpus_awake=keep_cpus_awake, steer_receives=steer_receives)
-        res.write(directory, force=force)
+        res.write(directory, force=force, report=report)
     except USER_ERRORS as e:
         raise _error(e)
     except emu.EmulationError as e:

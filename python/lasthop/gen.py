@@ -26,7 +26,7 @@ from typing import Callable
 from lasthop import _core
 from lasthop._lazy import LazyModule
 from lasthop.files import check_output
-from lasthop.results import WALL_CLOCK_KEY, Results, TableSpool, tables_from_core
+from lasthop.results import Results, TableSpool, run_summary, tables_from_core
 
 GenError = _core.GenError
 
@@ -172,18 +172,10 @@ def send(
         wall = time.perf_counter() - t0
         core = json.loads(summary_json)
         name = core["scenario"].get("simulation", {}).get("name") or (Path(file).stem if flows is not None else "ditg-flags")
-        summary = {
-            "lasthop_version": _core.__version__,
-            "world": "measure",
-            "scenario_name": name,
-            "scenario_file": file,
-            "overrides": {},
-            "seed": core.pop("seed"),
-            WALL_CLOCK_KEY: {"wall_time_s": wall},
-            **core,
-            # The CPUs the sender ran on (`--affinity`): the measure world's conditions.
-            "measure": {**json.loads(measure_json), "sender_cpus": sorted(os.sched_getaffinity(0))},
-        }
+        # The CPUs the sender ran on (`--affinity`): the measure world's conditions.
+        measure = {**json.loads(measure_json), "sender_cpus": sorted(os.sched_getaffinity(0))}
+        summary = run_summary(core, world="measure", scenario_name=name, scenario_file=file, overrides={}, wall_s=wall,
+                              measure=measure)
         res = Results(summary, tables_from_core(raw_tables))
         if spool is not None:
             res.trace_files = dict(spool.files)

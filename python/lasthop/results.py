@@ -55,6 +55,36 @@ pq = LazyModule("pyarrow.parquet")
 # Fields of summary.json that depend on the machine, not on the scenario and seed.
 WALL_CLOCK_KEY = "wall_clock"
 
+# The world that produced a run (summary.json's "world") and how the console and the report say it.
+WORLDS = {"simulate": "simulated", "emulate": "emulated", "measure": "measured", "import": "imported"}
+
+
+def run_summary(core: dict, *, world: str, scenario_name: str, scenario_file: str, overrides: dict, wall_s: float,
+                **sections: Any) -> dict:
+    """summary.json of a run of any world: lasthop's version, the scenario's name, file and
+    overrides, the world, the seed, the wall clock, then the core's run report (`core`, parsed)
+    and the world's own `sections` (``emulator``, ``measure``). The wall clock's rates are those
+    the world has: events per second where events were processed, simulated (or emulated)
+    seconds per wall second where time was modelled."""
+    assert world in WORLDS, world
+    core = dict(core)
+    events = core.get("events_processed") if world in ("simulate", "import") else None
+    modelled = world in ("simulate", "emulate")
+    clock = {"wall_time_s": wall_s}
+    if world != "measure":
+        clock["events_per_s"] = events / wall_s if events is not None and wall_s > 0 else None
+        clock["simulated_s_per_wall_s"] = core["simulated_s"] / wall_s if modelled and wall_s > 0 else None
+    head = {"lasthop_version": _core.__version__, "scenario_name": scenario_name, "scenario_file": scenario_file,
+            "overrides": overrides, "world": world, "seed": core.pop("seed"), WALL_CLOCK_KEY: clock}
+    return {**head, **{k: v for k, v in sections.items() if k == "emulator"}, **core,
+            **{k: v for k, v in sections.items() if k != "emulator"}}
+
+
+def world_of(summary: dict) -> str:
+    """How a run's world is said: "simulated", "emulated", "measured" or "imported" (a run
+    written before summary.json named its world: simulated)."""
+    return WORLDS.get(summary.get("world", "simulate"), "simulated")
+
 
 def trace_file_stem(name: str) -> str:
     """File name for a trace: ``queue/bottleneck:router->receiver`` -> ``queue__bottleneck__router-to-receiver``;
@@ -321,8 +351,9 @@ class RunSpool:
         with pq.ParquetWriter(path, tail.schema) as w:
             for flow in flows:
                 if flow in self.intervals.files:
-                    for batch in pq.ParquetFile(self.intervals.files[flow]).iter_batches(batch_size=1 << 16, use_threads=False):
-                        w.write_batch(batch)
+                    f = pq.ParquetFile(self.intervals.files[flow])
+                    for g in range(f.metadata.num_row_groups):  # as spooled: bounded pieces
+                        w.write_table(f.read_row_group(g, use_threads=False))
                 w.write_table(tail.filter(pc.equal(tail.column("flow"), flow)))
         return path
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from lasthop import _core
 from lasthop.errors import RunTimeout, ScenarioError, SimulationError, did_you_mean, did_you_mean_path, source_label
 from lasthop.files import check_output, safe_name
-from lasthop.results import WALL_CLOCK_KEY, Results, RunSpool, tables_from_core
+from lasthop.results import Results, RunSpool, run_summary, tables_from_core
 from lasthop.scenario import Scenario
 
 # Steps of the progress loop, in simulated seconds: at most 1 % of the run (so progress is
@@ -154,20 +154,8 @@ def _run(sc: Scenario, sim, captures: list, spool: RunSpool | None, out, force: 
             raise RunTimeout(f"timed out after {wall_limit_s:g} s (wall clock), at {sim.now_s:g} of {end:g} s simulated")
     wall = time.perf_counter() - t0
     summary_json, raw_tables = sim.output()
-    core = json.loads(summary_json)
-    summary = {
-        "lasthop_version": _core.__version__,
-        "scenario_name": sc.name,
-        "scenario_file": sc.file,
-        "overrides": sc.overrides,
-        "seed": core.pop("seed"),
-        WALL_CLOCK_KEY: {
-            "wall_time_s": wall,
-            "events_per_s": core["events_processed"] / wall if wall > 0 else None,
-            "simulated_s_per_wall_s": core["simulated_s"] / wall if wall > 0 else None,
-        },
-        **core,
-    }
+    summary = run_summary(json.loads(summary_json), world="simulate", scenario_name=sc.name, scenario_file=sc.file,
+                          overrides=sc.overrides, wall_s=wall)
     tables = tables_from_core(raw_tables)
     res = spool.finish(summary, tables) if spool is not None else Results(summary, tables)
     res.pcaps = {name: sim.capture_pcap(i) for name, i in captures}

@@ -15,6 +15,8 @@
 //! - [`wire`]    parse, emit and rewrite real IPv4/TCP/UDP bytes (etherparse; RFC 1624 incremental
 //!   checksums): packets of every world in the one header model (pcap now, the emulator next)
 //! - [`metrics`] one-way delay, IPDV, RFC 3550 jitter, loss by cause, throughput — defined once
+//! - [`tcp`]     the sans-I/O TCP endpoint (SACK/RFC 6675, PRR, RTO, persist, delayed ACK, the
+//!   Linux-named variants) and its congestion control: NewReno, CUBIC or BBR behind one enum
 //! - [`traffic`] traffic sources as schedules of (time, size): CBR, on/off, VBR video; TCP transfers
 //! - [`pcap`]    pcap files (raw IPv4, nanosecond timestamps) of modelled or real packets
 //! - [`report`]  the typed run report (`summary.json`: flows, links, WLANs, RLC, mechanisms), its
@@ -28,6 +30,7 @@ pub mod packet;
 pub mod pcap;
 pub mod report;
 pub mod rng;
+pub mod tcp;
 pub mod time;
 pub mod traffic;
 pub mod units;

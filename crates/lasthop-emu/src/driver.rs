@@ -33,7 +33,7 @@
 use crate::capture::Captures;
 use crate::mechanisms::{MechanismStats, Mechanisms};
 use crate::model::{segment_of, ModelFlow, ModelTcp};
-use lasthop_sim::tcp::Segment;
+use lasthop_core::tcp::Segment;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
 use crate::steering::Steering;

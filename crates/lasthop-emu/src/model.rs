@@ -12,8 +12,8 @@
 //! and are retried like real ones, are captured (`--pcap`) and metered at the network (sent at
 //! the source's interface, received at arrival) as the simulator meters its flows.
 //!
-//! A modelled TCP flow ([`ModelTcp`]) is a pair of the simulator's own sans-I/O TCP endpoints
-//! (`lasthop_sim::tcp::TcpSocket`, configured from the flow's `tcp` parameters as the simulator
+//! A modelled TCP flow ([`ModelTcp`]) is a pair of the core's sans-I/O TCP endpoints, the simulator's
+//! (`lasthop_core::tcp::TcpSocket`, configured from the flow's `tcp` parameters as the simulator
 //! configures them, ISNs from the same stream), driven by the emulator's clock: its segments
 //! become real IPv4/TCP packets (options and all) on the hops, an arriving one is parsed back
 //! into the endpoint's segment, and the endpoints' timers are the driver's wakes. The sending
@@ -28,7 +28,7 @@ use lasthop_core::rng::RngStreams;
 use lasthop_core::traffic::{fragments, Schedule, Writer};
 use lasthop_core::{Time, wire};
 use lasthop_scenario::{FlowWorld, Scenario, Topology, Transport};
-use lasthop_sim::tcp::{Segment, TcpSocket};
+use lasthop_core::tcp::{Segment, TcpSocket};
 
 /// One modelled UDP flow.
 #[derive(Debug)]
@@ -249,7 +249,7 @@ pub fn model_tcp_flows(s: &Scenario, first_sport: u16, first_dport: u16, mtu: u3
             let p = f.tcp.clone().unwrap_or_default();
             // The emulator's packets are at most its devices' MTU, as for the real flows.
             let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).unwrap_or(1500).min(mtu as u64);
-            let cfg = lasthop_sim::sim::tcp_config(&p, path_mtu);
+            let cfg = lasthop_scenario::build::tcp::tcp_config(&p, path_mtu);
             // The same ISN draws as the simulator's (stream flow/<name>/isn, client then server).
             let mut isn = rng.stream(&format!("flow/{}/isn", f.name));
             let client = TcpSocket::new(cfg.clone(), SeqNum(rand_core::RngCore::next_u32(&mut isn)));

@@ -158,7 +158,7 @@ impl Observer {
                 let awnd = p.receiver_awnd.clone().filter(|_| real_tcp).map(|params| {
                     let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).unwrap_or(1500);
                     let retransmissions = params.retransmissions.unwrap_or(lasthop_scenario::DEFAULT_AWND_RETRANSMISSIONS);
-                    AwndCap { params, mss: lasthop_sim::sim::tcp_config(&p, path_mtu).mss, receive_buffer: p.receive_buffer.0, retransmissions, max_retransmissions: 0 }
+                    AwndCap { params, mss: lasthop_scenario::build::tcp::tcp_config(&p, path_mtu).mss, receive_buffer: p.receive_buffer.0, retransmissions, max_retransmissions: 0 }
                 });
                 let mut forward = FlowMeter::new(interval);
                 if let Some(d) = f.effective_deadline() {

@@ -1,9 +1,9 @@
 //! lasthop-sim — the *simulate* world: a deterministic packet-level discrete-event simulator.
 //!
 //! It composes the world-neutral parts of `lasthop-core` (link models behind the hop contract,
-//! packet processors, traffic sources, metrics and the typed report), built from a
-//! `lasthop-scenario` document, with what only a simulator has: an event engine, TCP endpoints
-//! and hosts whose CPU takes time.
+//! packet processors, TCP endpoints, traffic sources, metrics and the typed report), built from a
+//! `lasthop-scenario` document, with what only a simulator has: an event engine and hosts whose
+//! CPU takes time.
 //!
 //! Map of the crate:
 //! - [`engine`]   the event queue ordered by (time, insertion sequence), the event enum, the watchdog
@@ -11,8 +11,7 @@
 //!   captures, drops), `flows` (applications and TCP endpoints), `hosts` (CPU, file loop),
 //!   `output` (the report); a flow's `app` becomes core traffic in
 //!   `lasthop_scenario::build::traffic`
-//! - [`tcp`]      the sans-I/O TCP endpoint (SACK/RFC 6675, RTO, persist, delayed ACK) and its
-//!   congestion control: NewReno, CUBIC or BBR behind one enum
+//! - [`tcp`]      lasthop-core's TCP endpoints (re-exported: the simulator's flows run them)
 //! - [`host`]     end hosts that take time (CPU, storage, timer) and the file loop on them
 //! - [`net`]      the packet arena (hops hold handles into it)
 //! - [`results`]  the run's output: the typed report (lasthop-core's `RunReport`) + column tables
@@ -22,7 +21,7 @@ pub mod host;
 pub mod net;
 pub mod results;
 pub mod sim;
-pub mod tcp;
+pub use lasthop_core::tcp;
 
 pub use results::{Column, Drained, RunOutput, RunReport, Table};
 pub use lasthop_scenario::{Scenario, ScenarioError};

@@ -14,7 +14,6 @@ use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
 use crate::engine::{End, Event, EventQueue, Watchdog};
 use crate::net::PacketArena;
 use lasthop_scenario::build::network::{Attached, Egress, HopSlot};
-use lasthop_scenario::CcVariant;
 use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
 use lasthop_core::wired::flow_key;
 use lasthop_core::cellular::hop::RlcHop;
@@ -32,7 +31,7 @@ use lasthop_core::{Duration, Time};
 use rand_core::RngCore;
 
 mod build;
-pub use build::tcp_config;
+pub use lasthop_scenario::build::tcp::tcp_config;
 mod flows;
 mod hosts;
 mod network;

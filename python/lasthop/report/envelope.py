@@ -14,6 +14,7 @@ output bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -160,3 +161,67 @@ def reduce(t: np.ndarray, y: np.ndarray, t_end: float, step: bool = False) -> Ra
 def values(series: Raw | Envelope) -> np.ndarray:
     """The values a reduced series draws (to choose its axis)."""
     return series.y if isinstance(series, Raw) else np.concatenate([series.lo, series.hi])
+
+
+def envelopes(pieces: Iterable[tuple[np.ndarray, list[np.ndarray]]], t_start: float, t_end: float, columns: int,
+              bins: int = BINS, step: bool = False) -> list[Envelope]:
+    """:func:`envelope` of `columns` series sharing one time axis, handed over in pieces (t,
+    [y per column]) in time order, as a long trace read from its file batch by batch: memory
+    holds about CHUNK samples, not the series. Each slice is computed once all its samples are
+    in, by the same code on the same samples, so the result is :func:`envelope`'s to the bit."""
+    if t_end <= t_start:
+        raise ValueError(f"envelope: empty time range [{t_start}, {t_end}]")
+    width = (t_end - t_start) / bins
+    bounds = t_start + np.arange(bins + 1) * width
+    out = [(np.full(bins, np.nan), np.full(bins, np.nan), np.full(bins, np.nan)) for _ in range(columns)]
+    t_buf, y_bufs = np.empty(0), [np.empty(0) for _ in range(columns)]
+    k = 0  # the first slice not computed; the buffer starts with the sample before it, if any
+    for piece in _with_end(pieces):
+        if piece is not None:
+            t_new, ys_new = piece
+            t_buf = np.concatenate([t_buf, np.asarray(t_new, dtype=np.float64)])
+            y_bufs = [np.concatenate([b, np.asarray(y, dtype=np.float64)]) for b, y in zip(y_bufs, ys_new)]
+            if len(t_buf) < CHUNK:
+                continue
+            # Slices that end at or before the last sample are complete (later samples are later);
+            # the last slice also takes the samples past t_end, so it waits for the end.
+            ready = min(int(np.searchsorted(bounds[1:], t_buf[-1], side="right")), bins - 1)
+            if ready <= k:
+                continue
+        else:
+            ready = bins
+        cut = np.zeros(bins + 1, dtype=np.int64)
+        cut[k] = 0 if k == 0 else int(np.searchsorted(t_buf, bounds[k], side="left"))
+        cut[k + 1:ready] = np.searchsorted(t_buf, bounds[k + 1:ready], side="left")
+        cut[ready] = len(t_buf) if ready == bins else int(np.searchsorted(t_buf, bounds[ready], side="left"))
+        j = k
+        while j < ready:
+            j2 = min(max(j + 1, k + int(np.searchsorted(cut[k:ready + 1], cut[j] + CHUNK, side="right")) - 1), ready)
+            for y, (lo, hi, mean) in zip(y_bufs, out):
+                _chunk(t_buf, y, bounds, cut, j, j2, step, lo, hi, mean)
+            j = j2
+        keep = max(int(cut[ready]) - 1, 0)  # the sample before the next slice: the value held into it
+        t_buf, y_bufs = t_buf[keep:], [b[keep:] for b in y_bufs]
+        k = ready
+    mid = 0.5 * (bounds[:-1] + bounds[1:])
+    return [Envelope(mid, lo, hi, mean) for lo, hi, mean in out]
+
+
+def _with_end(pieces):
+    yield from pieces
+    yield None
+
+
+def reduce_pieces(pieces: Callable[[], Iterable[tuple[np.ndarray, list[np.ndarray]]]], n: int, t_last: float,
+                  t_end: float, columns: int, step: bool = False) -> list[Raw | Envelope]:
+    """:func:`reduce` of `columns` series of `n` samples sharing one time axis whose last time is
+    `t_last`, read through `pieces()` (called once)."""
+    if not is_dense(n):
+        ts, ys = [], [[] for _ in range(columns)]
+        for t, y in pieces():
+            ts.append(np.asarray(t, dtype=np.float64))
+            for acc, v in zip(ys, y):
+                acc.append(np.asarray(v, dtype=np.float64))
+        t_all = np.concatenate(ts) if ts else np.empty(0)
+        return [Raw(t_all, np.concatenate(v) if v else np.empty(0), step) for v in ys]
+    return envelopes(pieces(), 0.0, max(t_end, t_last), columns, BINS, step=step)

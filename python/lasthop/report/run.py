@@ -32,7 +32,7 @@ from lasthop.files import directory_kind
 from lasthop.errors import OutputError
 from lasthop.report import charts, envelope, page, text
 from lasthop.report.text import eng
-from lasthop.results import Results
+from lasthop.results import Results, world_of
 
 # The figure files' code (matplotlib), imported for --png only (lasthop.report.plotting_missing
 # says when it cannot be).
@@ -80,6 +80,29 @@ class RunData:
         self._files["intervals"] = directory / "intervals.parquet"
         self.trace_names = list(index.values())
 
+    def reduced(self, name: str, columns: list[str], t_end: float, step: bool = False) -> dict:
+        """envelope.reduce of each of `columns` over the table's "time_s", read piece by piece
+        (a long run's trace is never in memory whole); {} for a table without rows."""
+        if name in self._tables:
+            t = self._tables[name]
+            n, pieces = t.num_rows, lambda: [(_numpy(t.column("time_s")), [_numpy(t.column(c)) for c in columns])]
+            t_last = float(_numpy(t.column("time_s"))[-1]) if n else 0.0
+        else:
+            f = pq.ParquetFile(self._files[name])
+            n = f.metadata.num_rows
+            t_last = _last_time(f) if n else 0.0
+
+            def pieces():
+                # Row group by row group (a spooled trace's groups are its pieces, up to 2^18
+                # rows; one written whole has groups of up to 2^20): iter_batches read ahead,
+                # holding 100 MB of a one-hour run's 150 MB queue trace at once.
+                for g in range(f.metadata.num_row_groups):
+                    t = f.read_row_group(g, columns=["time_s", *columns], use_threads=False)
+                    yield _numpy(t.column(0)), [_numpy(t.column(i + 1)) for i in range(len(columns))]
+        if n == 0:
+            return {}
+        return dict(zip(columns, envelope.reduce_pieces(pieces, n, t_last, t_end, len(columns), step=step)))
+
     def columns(self, name: str, columns: list[str]) -> dict[str, np.ndarray]:
         if name in self._tables:
             t = self._tables[name].select(columns)
@@ -98,6 +121,17 @@ class RunData:
                 out[c][at:at + batch.num_rows] = _numpy(batch.column(c))
             at += batch.num_rows
         return out
+
+
+def _last_time(f) -> float:
+    """The last "time_s" of a trace file (its largest: traces are in time order), from the last
+    row group's statistics where written, else read."""
+    rg = f.metadata.row_group(f.metadata.num_row_groups - 1)
+    i = f.schema_arrow.get_field_index("time_s")
+    stats = rg.column(i).statistics
+    if stats is not None and stats.has_min_max:
+        return float(stats.max)
+    return float(_numpy(f.read_row_group(f.metadata.num_row_groups - 1, columns=["time_s"], use_threads=False).column(0))[-1])
 
 
 _NUMPY_TYPES = {"double": "<f8", "float": "<f4", "uint64": "<u8", "int64": "<i8", "uint32": "<u4", "int32": "<i4",
@@ -199,23 +233,22 @@ class _RunFigures:
     def _tcp_traces(self) -> list[tuple[str, dict]]:
         traces = []
         for t in [t for t in self.data.trace_names if t.startswith("tcp/") and not t.endswith("/receiver")]:
-            tr = self.data.columns(t, ["time_s", *(c for c, _, _ in TCP_WINDOWS)])
-            if len(tr["time_s"]):
-                traces.append((t, {c: envelope.reduce(tr["time_s"], tr[c], self.t_end, step=True) for c, _, _ in TCP_WINDOWS}))
-            del tr  # a long run's trace: only its envelopes are kept
+            reduced = self.data.reduced(t, [c for c, _, _ in TCP_WINDOWS], self.t_end, step=True)
+            if reduced:
+                traces.append((t, reduced))
         return traces
 
     def _queue_traces(self) -> tuple[list, list]:
         """(drawn, named only): queues that held QUEUE_SHOWN packets, reduced, and the others."""
         shown, small = [], []
         for t in [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/"))]:
-            tr = self.data.columns(t, ["time_s", "packets"])
-            peak = int(np.max(tr["packets"])) if len(tr["packets"]) else 0
+            reduced = self.data.reduced(t, ["packets"], self.t_end, step=True).get("packets")
+            # An envelope's highest values cover every sample: the peak of the whole trace.
+            peak = int(np.nanmax(envelope.values(reduced))) if reduced is not None else 0
             if peak >= QUEUE_SHOWN:
-                shown.append((t, envelope.reduce(tr["time_s"], tr["packets"], self.t_end, step=True), peak))
+                shown.append((t, reduced, peak))
             else:
                 small.append((t, None, peak))
-            del tr
         return shown, small
 
     # Each figure as a chart (lasthop.report.charts): drawn by the page (charts.js) and for
@@ -396,7 +429,7 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
     else:
         page.clear_figures(d)  # an earlier report's files would no longer match the page
     intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
-             f"{s['simulated_s']:g} s simulated, {s['events_processed']} events.")
+             f"{s['simulated_s']:g} s {world_of(s)}" + (f", {s['events_processed']} events." if world_of(s) == "simulated" else "."))
     tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
     out = d / "report.html"
     out.write_text(page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, [], tables, note,

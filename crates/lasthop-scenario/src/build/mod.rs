@@ -2,10 +2,11 @@
 //! discipline, a WLAN's DCF, a W-CDMA direction's RLC entity, a flow's traffic (`traffic`: the
 //! same conversion serves the simulator and the real-socket generator), and the whole network —
 //! hops, routes, interface processors (`network`: the simulator and the emulator both start from
-//! it). The runtime never consults the schema again.
+//! it), and a TCP endpoint's configuration (`tcp`). The runtime never consults the schema again.
 
 pub mod cellular;
 pub mod network;
+pub mod tcp;
 pub mod traffic;
 pub mod wifi;
 

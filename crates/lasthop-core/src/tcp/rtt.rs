@@ -3,7 +3,7 @@
 //! algorithm (no samples from retransmitted segments) is applied by the caller, which only
 //! times segments that were sent once.
 
-use lasthop_core::Duration;
+use crate::Duration;
 
 /// Clock granularity G of RFC 6298 §2: the simulator's clock is exact; 1 ms matches the
 /// reference worked example and common stacks.

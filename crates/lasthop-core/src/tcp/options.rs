@@ -5,8 +5,8 @@
 
 use super::socket::{Segment, TcpSocket};
 use super::timers::TimedSegment;
-use lasthop_core::packet::{TcpFlags, TcpHeader};
-use lasthop_core::Time;
+use crate::packet::{TcpFlags, TcpHeader};
+use crate::Time;
 
 /// What the handshake settled.
 #[derive(Clone, Copy, Debug)]

@@ -15,8 +15,8 @@
 
 use super::socket::{Segment, State, TcpSocket};
 use super::trace::TraceEvent;
-use lasthop_core::packet::SeqNum;
-use lasthop_core::{Duration, Time};
+use crate::packet::SeqNum;
+use crate::{Duration, Time};
 
 /// A segment timed for an RTT sample.
 #[derive(Clone, Copy, Debug)]

@@ -1,5 +1,5 @@
-//! TCP endpoints for the simulator: sans-I/O sockets driven with explicit time, whose segments
-//! the simulator wraps into packets. Map:
+//! TCP endpoints of every world: sans-I/O sockets driven with explicit time (segments in,
+//! segments out), which the simulator wraps into packets and the emulator runs for its modelled flows. Map:
 //!
 //! | module            | what it holds                                                            |
 //! |-------------------|--------------------------------------------------------------------------|

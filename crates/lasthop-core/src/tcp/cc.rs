@@ -26,8 +26,8 @@
 use super::bbr::Bbr;
 use super::cubic::Cubic;
 use super::newreno::{CaIncrease, NewReno};
-use lasthop_core::packet::SeqNum;
-use lasthop_core::{Duration, Time};
+use crate::packet::SeqNum;
+use crate::{Duration, Time};
 
 /// Which congestion control an endpoint runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

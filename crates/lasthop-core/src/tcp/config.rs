@@ -3,7 +3,7 @@
 
 use super::cc::CcKind;
 use super::newreno::CaIncrease;
-use lasthop_core::Duration;
+use crate::Duration;
 
 /// Parameters of one endpoint; defaults are the named constants in `scenario.rs`.
 #[derive(Clone, Debug, PartialEq)]

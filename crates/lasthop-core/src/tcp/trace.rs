@@ -5,7 +5,7 @@
 //! per event.
 
 use super::socket::TcpSocket;
-use lasthop_core::{Duration, Time};
+use crate::{Duration, Time};
 
 /// Counters a user reads after the run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

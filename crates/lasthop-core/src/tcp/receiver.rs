@@ -12,8 +12,8 @@
 use super::ranges::RangeSet;
 use super::socket::{Segment, State, TcpSocket};
 use super::trace::TraceEvent;
-use lasthop_core::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
-use lasthop_core::Time;
+use crate::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
+use crate::Time;
 
 /// The receive sequence variables of RFC 9293 §3.3.1 and the reassembly queue.
 #[derive(Clone, Debug)]

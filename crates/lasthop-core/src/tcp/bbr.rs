@@ -23,8 +23,8 @@
 use super::cc::CongestionWindow;
 use super::delivery_rate::{RateSample, RateSampler};
 use super::newreno::NewReno;
-use lasthop_core::packet::SeqNum;
-use lasthop_core::{Duration, Time};
+use crate::packet::SeqNum;
+use crate::{Duration, Time};
 use std::collections::VecDeque;
 
 pub const HIGH_GAIN: f64 = 2.885; // 2 / ln 2

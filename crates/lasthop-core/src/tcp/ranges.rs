@@ -2,7 +2,7 @@
 //! yields the SACK blocks of RFC 2018) and by the sender's SACK scoreboard (RFC 6675).
 //! Ranges are kept sorted and merged; the sets stay small (a few holes per window).
 
-use lasthop_core::packet::SeqNum;
+use crate::packet::SeqNum;
 
 #[derive(Clone, Debug, Default)]
 pub struct RangeSet {

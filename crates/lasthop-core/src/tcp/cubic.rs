@@ -12,7 +12,7 @@
 //! start is RFC 5681's).
 
 use super::cc::CongestionWindow;
-use lasthop_core::{Duration, Time};
+use crate::{Duration, Time};
 
 pub const C: f64 = 0.4;
 pub const BETA: f64 = 0.7;

@@ -17,8 +17,8 @@
 use super::ranges::RangeSet;
 use super::socket::{Segment, TcpSocket};
 use super::trace::TraceEvent;
-use lasthop_core::packet::{SeqNum, TcpFlags};
-use lasthop_core::Time;
+use crate::packet::{SeqNum, TcpFlags};
+use crate::Time;
 
 /// Loss-recovery state (RFC 5681 §3.2, RFC 6582, RFC 6675).
 #[derive(Clone, Debug)]

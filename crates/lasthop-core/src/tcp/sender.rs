@@ -10,8 +10,8 @@
 use super::socket::{Segment, State, TcpSocket};
 use super::timers::TimedSegment;
 use super::trace::TraceEvent;
-use lasthop_core::packet::{SeqNum, TcpFlags, TcpHeader};
-use lasthop_core::{Duration, Time};
+use crate::packet::{SeqNum, TcpFlags, TcpHeader};
+use crate::{Duration, Time};
 
 /// The send sequence variables of RFC 9293 §3.3.1 and the application's side of the buffer.
 #[derive(Clone, Copy, Debug)]

@@ -8,8 +8,8 @@
 //! compression, and a retransmitted segment gives a rate but no RTT (Karn). Simplification: the
 //! sender is app-limited only when it has nothing to send with room in its window.
 
-use lasthop_core::packet::SeqNum;
-use lasthop_core::{Duration, Time};
+use crate::packet::SeqNum;
+use crate::{Duration, Time};
 use std::collections::VecDeque;
 
 /// What one sent segment carried, for the delivery-rate estimator.

@@ -25,8 +25,8 @@ use super::rtt::RttEstimator;
 use super::sender::SendState;
 use super::timers::Timers;
 use super::trace::{TcpStats, TraceSample};
-use lasthop_core::packet::{SeqNum, TcpFlags, TcpHeader};
-use lasthop_core::{Duration, Time};
+use crate::packet::{SeqNum, TcpFlags, TcpHeader};
+use crate::{Duration, Time};
 
 /// A segment as the endpoint sees it: header plus payload length.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

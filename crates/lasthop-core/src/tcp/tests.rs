@@ -4,8 +4,8 @@
 use super::config::TcpConfig;
 use super::options::window_shift_for;
 use super::socket::{Segment, State, TcpSocket};
-use lasthop_core::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader};
-use lasthop_core::{Duration, Time};
+use crate::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader};
+use crate::{Duration, Time};
 
 const MSS: u32 = 1000;
 const CLIENT_ISS: SeqNum = SeqNum(1_000);
