@@ -36,8 +36,10 @@ $(VENV)/.installed: $(SOURCES)
 test-rust:
 	cargo test --workspace --exclude lasthop-py --profile release-test
 
+# Three workers on two cores: the emulator's real-time test files (mostly waiting on the clock) on
+# two of them, the CPU-bound tests beside them (tests/conftest.py's scheduler).
 test-python: install
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n 3
 
 bench: install
 	cargo run --release -p lasthop-bench -- --out BENCHMARKS.md

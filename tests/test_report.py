@@ -260,6 +260,34 @@ def test_step_envelope_carries_the_held_value():
 
 
 @pytest.mark.parametrize("step", [False, True])
+def test_a_series_read_in_pieces_has_the_envelope_of_the_whole_to_the_bit(step, monkeypatch):
+    # A long trace is reduced as its file is read, row group by row group (envelopes()): each
+    # slice is computed once its samples are all in, so however the series is cut — in slices,
+    # on their boundaries, one sample per piece — the result is envelope()'s, bit for bit. A
+    # small CHUNK makes the streaming path compute slices many times per series; NaN samples,
+    # ties at slice boundaries and samples before 0 and past the end are in.
+    from lasthop.report import envelope as env
+
+    rng = np.random.default_rng(11)
+    for trial in range(12):
+        n = int(rng.integers(1, 4000))
+        t = np.sort(rng.uniform(-1.0, 105.0, n))
+        if trial % 3 == 1:
+            t = np.round(t)  # many samples exactly on slice boundaries
+        y = rng.integers(0, 50, n).astype(float)
+        y[rng.random(n) < 0.05] = np.nan
+        bins = int(rng.integers(1, 300))
+        monkeypatch.setattr(env, "CHUNK", int(rng.choice([1, 7, 1 << 18])))
+        want = env.envelope(t, y, 0.0, 100.0, bins, step=step)
+        cuts = np.sort(rng.integers(0, n, int(rng.integers(0, 40))))
+        pieces = [(a, [b, 2 * b]) for a, b in zip(np.split(t, cuts), np.split(y, cuts))]
+        got, doubled = env.envelopes(iter(pieces), 0.0, 100.0, 2, bins, step=step)
+        for field in ("t", "lo", "hi", "mean"):
+            assert getattr(got, field).tobytes() == getattr(want, field).tobytes(), (trial, field)
+        np.testing.assert_array_equal(doubled.hi, 2 * want.hi)
+
+
+@pytest.mark.parametrize("step", [False, True])
 def test_envelope_keeps_the_global_extremes(step):
     from lasthop.report.envelope import envelope
 
