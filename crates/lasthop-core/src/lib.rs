@@ -5,6 +5,7 @@
 //! - [`time`]    integer-nanosecond [`Time`] and [`Duration`]
 //! - [`units`]   human units in scenario files (`"10ms"`, `"11Mbps"`, `"1500B"`, `"64KiB"`, `"100p"`)
 //! - [`rng`]     named, portable random streams derived from one scenario seed (ChaCha8)
+//! - [`schedule`] the event schedule both drivers use, ordered by (time, insertion sequence)
 //! - [`packet`]  the packet and header model (IPv4 / TCP / UDP fields, wire sizes) + simulator metadata
 //! - [`hop`]     the hop contract every link model follows (accept, poll, hop events), enum [`hop::Hop`]
 //! - [`wired`]   one direction of a point-to-point link: qdisc, serializer, propagation, loss
@@ -30,6 +31,7 @@ pub mod packet;
 pub mod pcap;
 pub mod report;
 pub mod rng;
+pub mod schedule;
 pub mod tcp;
 pub mod time;
 pub mod traffic;

@@ -11,8 +11,8 @@
 //! reported (`release_lateness`). Packets read in one pass are offered at one `now` taken after
 //! the due wakes ran, so model time never goes backwards.
 //!
-//! The loop: run the wakes and arrivals that are due (a binary heap ordered by time, then
-//! insertion); read every TUN device until it is empty (a batch per wake-up); `ppoll` on the
+//! The loop: run the wakes and arrivals that are due (lasthop-core's schedule, by time, then
+//! insertion, as the simulator's engine); read every TUN device until it is empty (a batch per wake-up); `ppoll` on the
 //! devices with a nanosecond timeout to the next due event (timer slack set to 1 ns). One
 //! thread, no allocation per packet (slots are reused; event buffers are reused).
 //!
@@ -33,6 +33,7 @@
 use crate::capture::Captures;
 use crate::mechanisms::{MechanismStats, Mechanisms};
 use crate::model::{segment_of, ModelFlow, ModelTcp};
+use lasthop_core::schedule::Schedule;
 use lasthop_core::tcp::Segment;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
@@ -48,8 +49,6 @@ use lasthop_core::wire;
 use lasthop_core::wired::flow_key;
 use lasthop_core::Time;
 use lasthop_gen::pacer::CpuLatencyRequest;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -247,8 +246,7 @@ pub struct Driver {
     /// Per node, its TUN device (endpoints only).
     tuns: Vec<Option<Tun>>,
     arena: Arena,
-    heap: BinaryHeap<Reverse<(Time, u64, Due)>>,
-    seq: u64,
+    schedule: Schedule<Due>,
     out: Vec<HopEvent>,
     spare: Vec<Vec<HopEvent>>,
     pub observer: Observer,
@@ -295,8 +293,7 @@ impl Driver {
             net,
             tuns,
             arena: Arena { slot_bytes, ..Arena::default() },
-            heap: BinaryHeap::new(),
-            seq: 0,
+            schedule: Schedule::default(),
             out: Vec::new(),
             spare: Vec::new(),
             observer,
@@ -405,8 +402,8 @@ impl Driver {
             self.run_due(now);
             self.read_all();
             let before = self.clock().0;
-            let timeout = match self.heap.peek() {
-                Some(&Reverse((at, _, _))) => at.0.saturating_sub(before).min(MAX_SLEEP_NS),
+            let timeout = match self.schedule.next_time() {
+                Some(at) => at.0.saturating_sub(before).min(MAX_SLEEP_NS),
                 None => MAX_SLEEP_NS,
             };
             // The last `spin_ns` before an event are spent polling the devices without sleeping,
@@ -444,11 +441,7 @@ impl Driver {
 
     /// Handles every event due at or before `now`, in time order.
     fn run_due(&mut self, now: Time) {
-        while let Some(&Reverse((at, _, due))) = self.heap.peek() {
-            if at > now {
-                break;
-            }
-            self.heap.pop();
+        while let Some((at, due)) = self.schedule.pop_until(now) {
             self.meter_until(at);
             self.model_now = self.model_now.max(at);
             match due {
@@ -691,8 +684,7 @@ impl Driver {
     }
 
     fn schedule(&mut self, at: Time, due: Due) {
-        self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, due)));
+        self.schedule.schedule(at, due);
     }
 
     /// Packet `pkt` reaches `node` from its neighbour `from` at model time `at`: captured, shown

@@ -1,10 +1,8 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so events at the same
-//! instant run in the order they were scheduled — the determinism rule of DESIGN.md. Events are a
-//! small `Copy` enum dispatched with `match` in `sim.rs`; packets travel by arena id.
+//! The simulator's events: a small `Copy` enum dispatched with `match` in `sim.rs` (packets
+//! travel by arena id), queued in lasthop-core's [`Schedule`](lasthop_core::schedule::Schedule)
+//! by (time, insertion sequence) as the emulator's are; and the watchdog.
 
 use lasthop_core::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// Which end of a TCP connection a timer belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,59 +33,8 @@ pub enum Event {
     HostDeliver { pkt: u32 },
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Scheduled {
-    time: Time,
-    seq: u64,
-    event: Event,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scheduled {
-    /// Reversed, so that the max-heap pops the earliest (time, seq) first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
-}
-
-#[derive(Debug, Default)]
-pub struct EventQueue {
-    heap: BinaryHeap<Scheduled>,
-    next_seq: u64,
-}
-
-impl EventQueue {
-    pub fn schedule(&mut self, time: Time, event: Event) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.heap.push(Scheduled { time, seq, event });
-    }
-
-    /// Pops the next event if it is due at or before `limit`.
-    pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        match self.heap.peek() {
-            Some(s) if s.time <= limit => self.heap.pop().map(|s| (s.time, s.event)),
-            _ => None,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-}
+/// The simulator's events in lasthop-core's schedule: by time, then insertion order.
+pub type EventQueue = lasthop_core::schedule::Schedule<Event>;
 
 /// The safety net behind validation: a run whose simulated time stops advancing (one entity
 /// rescheduling itself at the same instant) is stopped instead of spinning forever.
@@ -129,22 +76,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn events_pop_by_time_then_insertion_order() {
-        let mut q = EventQueue::default();
-        q.schedule(Time(20), Event::FlowStart { flow: 0 });
-        q.schedule(Time(10), Event::FlowStart { flow: 1 });
-        q.schedule(Time(20), Event::FlowStart { flow: 2 });
-        q.schedule(Time(10), Event::FlowStart { flow: 3 });
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop_until(Time::MAX))
-            .map(|(_, e)| match e {
-                Event::FlowStart { flow } => flow,
-                _ => unreachable!(),
-            })
-            .collect();
-        assert_eq!(order, vec![1, 3, 0, 2]);
-    }
-
-    #[test]
     fn the_watchdog_fires_only_when_time_stands_still() {
         let mut w = Watchdog::new(3);
         // Three events per instant while time advances: never stalled.
@@ -153,11 +84,4 @@ mod tests {
         assert!(w.stalled(Time(100)), "the fourth event at one instant is one too many");
     }
 
-    #[test]
-    fn pop_until_respects_the_limit() {
-        let mut q = EventQueue::default();
-        q.schedule(Time(5), Event::FlowStop { flow: 0 });
-        assert!(q.pop_until(Time(4)).is_none());
-        assert!(q.pop_until(Time(5)).is_some());
-    }
 }
