@@ -45,8 +45,8 @@ pub mod steering;
 pub mod tun;
 
 use driver::{Driver, DriverStats};
-use lasthop_core::hop::Hop;
-use lasthop_core::report::{self, busy_share, delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table, WlanMemberReport, WlanReport};
+use lasthop_core::report::{self, delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table};
+use lasthop_scenario::build::network::hop_reports;
 use lasthop_core::metrics::LossByCause;
 use lasthop_core::rng::RngStreams;
 use lasthop_gen::results::GenOutput;
@@ -642,19 +642,7 @@ fn output(
         cdf = delay_cdf_table(std::iter::empty());
     }
     tables.push(cdf);
-    let links = driver
-        .net
-        .hops
-        .iter_mut()
-        .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(c.report(end, &mut tables)) } else { None })
-        .collect();
-    let mut wlans = Vec::new();
-    for slot in &driver.net.hops {
-        let Hop::Wlan(w) = &slot.hop else { continue };
-        let members = slot.nodes.iter().enumerate().map(|(i, &n)| WlanMemberReport { node: names[n as usize].clone(), mac: w.dcf.station_stats(i).clone() }).collect();
-        let st = &w.dcf.stats;
-        wlans.push(WlanReport { name: w.name.clone(), exchanges: st.exchanges, successes: st.successes, collisions: st.collisions, busy_share: busy_share(st.busy_ns, end), members });
-    }
+    let hops = hop_reports(&mut driver.net.hops, &names, end, &mut tables);
     let ((sap_law, snoop, error_generators), m) = driver.processors_metered();
     let report = RunReport {
         header: RunHeader {
@@ -665,9 +653,9 @@ fn output(
             packets_in_network_at_end: driver.in_network() as u64,
         },
         flows,
-        links,
-        wlans,
-        wcdma: Vec::new(),
+        links: hops.links,
+        wlans: hops.wlans,
+        wcdma: hops.wcdma,
         sap_law,
         snoop,
         error_generators,

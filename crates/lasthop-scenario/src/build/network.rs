@@ -25,7 +25,9 @@ use lasthop_core::mechanisms::error_generator::PacketErrorGenerator;
 use lasthop_core::mechanisms::processor::Processor;
 use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
 use lasthop_core::mechanisms::snoop::{LocalTimer, SnoopAgent, SnoopConfig};
-use lasthop_core::report::{ErrorGeneratorReport, SapLawReport, SnoopReport};
+use lasthop_core::report::{
+    busy_share, Column, ErrorGeneratorReport, LinkReport, RlcReport, SapLawReport, SnoopReport, Table, WlanMemberReport, WlanReport,
+};
 use lasthop_core::rng::RngStreams;
 use lasthop_core::wifi::hop::WlanHop;
 use lasthop_core::wired::{Channel, QueueTrace};
@@ -176,6 +178,105 @@ impl Network {
     pub fn processor_reports(&self) -> (Vec<SapLawReport>, Vec<SnoopReport>, Vec<ErrorGeneratorReport>) {
         processor_reports(&self.processors, &self.node_names)
     }
+}
+
+/// The run report's sections of the hops: each link direction, each WLAN with its members'
+/// MAC counters, each W-CDMA RLC direction — the same in every world, so that a hop kind reports
+/// through this one function, not through the worlds' loops.
+#[derive(Debug, Default)]
+pub struct HopReports {
+    pub links: Vec<LinkReport>,
+    pub wlans: Vec<WlanReport>,
+    pub wcdma: Vec<RlcReport>,
+}
+
+/// The hops' report after a run of length `end`; the queue traces of probed links, then those
+/// of probed WLAN members, go to `tables` (in the hops' order, kind by kind).
+pub fn hop_reports(hops: &mut [HopSlot], names: &[String], end: Time, tables: &mut Vec<Table>) -> HopReports {
+    let mut r = HopReports::default();
+    for slot in hops.iter_mut() {
+        if let Hop::Wired(c) = &mut slot.hop {
+            r.links.push(c.report(end, tables));
+        }
+    }
+    for slot in hops.iter_mut() {
+        let Hop::Wlan(w) = &mut slot.hop else { continue };
+        let mut members = Vec::with_capacity(slot.nodes.len());
+        for (i, &node) in slot.nodes.iter().enumerate() {
+            let node = &names[node as usize];
+            members.push(WlanMemberReport { node: node.clone(), mac: w.dcf.station_stats(i).clone() });
+            if let Some((t, n)) = w.dcf.take_queue_trace(i) {
+                tables.push(wlan_queue_table(&w.name, node, t, n));
+            }
+        }
+        let st = &w.dcf.stats;
+        r.wlans.push(WlanReport {
+            name: w.name.clone(),
+            exchanges: st.exchanges,
+            successes: st.successes,
+            collisions: st.collisions,
+            busy_share: busy_share(st.busy_ns, end),
+            members,
+        });
+    }
+    // Downlink then uplink per cell (an uplink modelled as a plain link is a link above).
+    for slot in hops.iter() {
+        let Hop::Rlc(st) = &slot.hop else { continue };
+        let s = &st.rlc.stats;
+        r.wcdma.push(RlcReport {
+            name: st.name.clone(),
+            sdus_in: s.sdus_in,
+            buffer_drops: s.buffer_drops,
+            sdus_discarded: s.discarded,
+            sdus_out_of_order: s.out_of_order,
+            sdus_delivered: s.delivered,
+            ttis: s.ttis,
+            ttis_lost: s.ttis_lost,
+            pdus_sent: s.pdus_sent,
+            pdus_retransmitted: s.pdus_retransmitted,
+        });
+    }
+    r
+}
+
+/// The hops' queue samples recorded since the last call, as rows of their tables (links, then
+/// WLAN members), handed over while recording goes on: a long run streams them. Tables with no
+/// new rows are left out.
+pub fn drain_hop_traces(hops: &mut [HopSlot], names: &[String]) -> Vec<Table> {
+    let mut tables = Vec::new();
+    for slot in hops.iter_mut() {
+        if let Hop::Wired(c) = &mut slot.hop {
+            tables.extend(c.drain_queue_trace().filter(|t| t.rows() > 0));
+        }
+    }
+    for slot in hops.iter_mut() {
+        let Hop::Wlan(w) = &mut slot.hop else { continue };
+        for (i, &node) in slot.nodes.iter().enumerate() {
+            if let Some((t, n)) = w.dcf.drain_queue_trace(i).filter(|(t, _)| !t.is_empty()) {
+                tables.push(wlan_queue_table(&w.name, &names[node as usize], t, n));
+            }
+        }
+    }
+    tables
+}
+
+/// Queue samples the hops hold in memory (what [`drain_hop_traces`] would hand over).
+pub fn held_hop_trace_samples(hops: &[HopSlot]) -> usize {
+    hops.iter()
+        .map(|slot| match &slot.hop {
+            Hop::Wired(c) => c.held_trace_samples(),
+            Hop::Wlan(w) => w.dcf.held_trace_samples(),
+            Hop::Rlc(_) => 0,
+        })
+        .sum()
+}
+
+/// The table "wlan/<wlan>/<node>": a station's queue length in packets over time.
+fn wlan_queue_table(wlan: &str, node: &str, time_ns: Vec<u64>, packets: Vec<u64>) -> Table {
+    let mut t = Table::new(format!("wlan/{wlan}/{node}"));
+    t.push("time_s", Column::F64(time_ns.iter().map(|&x| x as f64 / 1e9).collect()));
+    t.push("packets", Column::U64(packets));
+    t
 }
 
 /// The run report's entries of the processors: SAP-LAW per access point, Snoop per agent, and

@@ -9,14 +9,12 @@
 use super::{FlowKind, PacketRecords, Simulation, TcpFlow, Transport};
 use crate::results::{Drained, RunOutput};
 use crate::tcp::TraceSample;
-use lasthop_core::hop::Hop;
 use lasthop_core::report::{
-    self, busy_share, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, Column, FlowReport, HostReport,
-    IntervalColumns, ReverseSummary, RlcReport, RunHeader, RunReport, Table,
-    TcpConnectionReport, TcpCounters, TcpReport, TcpTraceRow, WlanMemberReport, WlanReport,
+    self, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, Column, FlowReport, HostReport, IntervalColumns,
+    ReverseSummary, RunHeader, RunReport, Table, TcpConnectionReport, TcpCounters, TcpReport, TcpTraceRow,
 };
 use lasthop_core::Time;
-use lasthop_scenario::build::network::processor_reports;
+use lasthop_scenario::build::network::{drain_hop_traces, held_hop_trace_samples, hop_reports, processor_reports};
 use std::collections::BTreeMap;
 
 impl Simulation {
@@ -29,13 +27,7 @@ impl Simulation {
         let mut tables = Vec::new();
         let flows = self.flow_reports(end, &mut intervals, &mut tables);
         tables.push(delay_cdf_table(self.flows.iter().map(|f| (f.name.as_str(), &f.meters.forward))));
-        let links = self
-            .net
-            .hops
-            .iter_mut()
-            .filter_map(|slot| if let Hop::Wired(c) = &mut slot.hop { Some(c.report(end, &mut tables)) } else { None })
-            .collect();
-        let wlans = self.wlan_reports(end, &mut tables);
+        let hops = hop_reports(&mut self.net.hops, &self.net.node_names, end, &mut tables);
         let (sap_law, snoop, error_generators) = processor_reports(&self.net.processors, &self.net.node_names);
         let report = RunReport {
             header: RunHeader {
@@ -46,9 +38,9 @@ impl Simulation {
                 packets_in_network_at_end: self.net.packets.live() as u64,
             },
             flows,
-            links,
-            wlans,
-            wcdma: self.rlc_reports(),
+            links: hops.links,
+            wlans: hops.wlans,
+            wcdma: hops.wcdma,
             sap_law,
             snoop,
             error_generators,
@@ -80,19 +72,7 @@ impl Simulation {
                 }
             }
         }
-        for slot in &mut self.net.hops {
-            if let Hop::Wired(c) = &mut slot.hop {
-                drained.traces.extend(c.drain_queue_trace().filter(|t| t.rows() > 0));
-            }
-        }
-        for slot in &mut self.net.hops {
-            let Hop::Wlan(w) = &mut slot.hop else { continue };
-            for (i, &node) in slot.nodes.iter().enumerate() {
-                if let Some((t, n)) = w.dcf.drain_queue_trace(i).filter(|(t, _)| !t.is_empty()) {
-                    drained.traces.push(wlan_queue_table(&w.name, &self.net.node_names[node as usize], t, n));
-                }
-            }
-        }
+        drained.traces.extend(drain_hop_traces(&mut self.net.hops, &self.net.node_names));
         drained
     }
 
@@ -110,16 +90,7 @@ impl Simulation {
                 f.meters.forward.held_intervals() + traces
             })
             .sum();
-        let hops: usize = self
-            .net
-            .hops
-            .iter()
-            .map(|slot| match &slot.hop {
-                Hop::Wired(c) => c.held_trace_samples(),
-                Hop::Wlan(w) => w.dcf.held_trace_samples(),
-                _ => 0,
-            })
-            .sum();
+        let hops = held_hop_trace_samples(&self.net.hops);
         flows + hops
     }
 
@@ -169,55 +140,6 @@ impl Simulation {
                 forward,
                 reverse,
                 connection,
-            });
-        }
-        reports
-    }
-
-    /// Every WLAN's MAC counters; the members' queue traces go to `tables`.
-    fn wlan_reports(&mut self, end: Time, tables: &mut Vec<Table>) -> Vec<WlanReport> {
-        let mut reports = Vec::new();
-        for slot in &mut self.net.hops {
-            let Hop::Wlan(w) = &mut slot.hop else { continue };
-            let mut members = Vec::with_capacity(slot.nodes.len());
-            for (i, &node) in slot.nodes.iter().enumerate() {
-                let node = &self.net.node_names[node as usize];
-                members.push(WlanMemberReport { node: node.clone(), mac: w.dcf.station_stats(i).clone() });
-                if let Some((t, n)) = w.dcf.take_queue_trace(i) {
-                    tables.push(wlan_queue_table(&w.name, node, t, n));
-                }
-            }
-            let st = &w.dcf.stats;
-            reports.push(WlanReport {
-                name: w.name.clone(),
-                exchanges: st.exchanges,
-                successes: st.successes,
-                collisions: st.collisions,
-                busy_share: busy_share(st.busy_ns, end),
-                members,
-            });
-        }
-        reports
-    }
-
-    /// Every RLC entity, downlink then uplink per cell (an uplink modelled as a plain link is a
-    /// wired hop, reported with the links).
-    fn rlc_reports(&self) -> Vec<RlcReport> {
-        let mut reports = Vec::new();
-        for slot in &self.net.hops {
-            let Hop::Rlc(st) = &slot.hop else { continue };
-            let s = &st.rlc.stats;
-            reports.push(RlcReport {
-                name: st.name.clone(),
-                sdus_in: s.sdus_in,
-                buffer_drops: s.buffer_drops,
-                sdus_discarded: s.discarded,
-                sdus_out_of_order: s.out_of_order,
-                sdus_delivered: s.delivered,
-                ttis: s.ttis,
-                ttis_lost: s.ttis_lost,
-                pdus_sent: s.pdus_sent,
-                pdus_retransmitted: s.pdus_retransmitted,
             });
         }
         reports
@@ -289,14 +211,6 @@ fn trace_row(s: &TraceSample) -> TcpTraceRow {
     }
 }
 
-
-/// The table "wlan/<wlan>/<node>": a station's queue length in packets over time.
-fn wlan_queue_table(wlan: &str, node: &str, time_ns: Vec<u64>, packets: Vec<u64>) -> Table {
-    let mut t = Table::new(format!("wlan/{wlan}/{node}"));
-    t.push("time_s", Column::F64(time_ns.iter().map(|&x| x as f64 / 1e9).collect()));
-    t.push("packets", Column::U64(packets));
-    t
-}
 
 /// The table "packets/<flow>": one row per packet of a flow with per-packet records on.
 fn packet_table(flow: &str, r: PacketRecords) -> Table {
