@@ -45,6 +45,7 @@ bench: install
 	cargo run --release -p lasthop-bench -- --out BENCHMARKS.md
 	$(PY) bench/sweep_scaling.py --append BENCHMARKS.md
 	$(PY) bench/report_speed.py --append BENCHMARKS.md
+	$(PY) bench/long_runs.py --append BENCHMARKS.md
 
 schema: install
 	$(VENV)/bin/lasthop schema --out schema/scenario.schema.json

@@ -11,14 +11,19 @@
 //! - [`tun`] a TUN device (`IFF_TUN | IFF_NO_PI`, non-blocking)
 //! - [`network`] the scenario's hops, routes and processors (`lasthop_scenario::build::network`,
 //!   the simulator's construction) and the endpoint nodes
-//! - [`driver`] the real-time loop: TUN reads, timer heap, `ppoll`, packet bytes in an arena
+//! - [`driver`] the real-time loop: TUN reads, the core's event schedule, `ppoll`; its parts:
+//!   `arena` (packet bytes while a model holds them), `stats` (counts and lateness for the
+//!   report), `modelled` (a hybrid run's modelled UDP and TCP flows)
 //! - [`mechanisms`] the scenario's packet processors (SAP-LAW, Snoop, the error generator) on
 //!   real packet bytes; CoDel and FQ-CoDel run inside the hops as in the simulator
 //! - [`observe`] the flows as seen at the TUN devices, metered with the core's `FlowMeter`
 //! - [`capture`] pcap captures of the real packets at any node's interfaces
+//! - [`steering`] opt-in receive steering: the driver on a CPU of its own, the TUN devices'
+//!   receive processing (RPS) on the others
 //! - [`apps`] the TCP flows as real sockets in the namespaces (kernel TCP with `TCP_CONGESTION`)
 //! - [`generator`] the UDP flows as sessions of the measure world's generator (`lasthop-gen`)
-//! - [`model`] hybrid runs: flows with `world = "model"` generated inside the emulator
+//! - [`model`] hybrid runs: flows with `world = "model"` generated inside the emulator (UDP
+//!   sources, and TCP as the core's sans-I/O endpoints)
 //!
 //! Without root, the Python CLI re-executes `lasthop emu` inside an unprivileged user namespace
 //! (`netns::user_namespace_missing` says what the machine lacks for one); inside it this crate
@@ -224,9 +229,9 @@ impl Emulation {
         let models = if opts.flows { model::model_flows(&scenario, SOURCE_PORT, FLOW_PORT, mtu) } else { Vec::new() };
         let mut driver = Driver::new(net, tuns, observer, mtu as usize + 1, t0, end, captures);
         driver.set_spin(opts.spin);
-        driver.clear_push = opts.clear_push;
-        driver.keep_cpus_awake = opts.keep_cpus_awake;
-        driver.steering = steering;
+        driver.options.clear_push = opts.clear_push;
+        driver.options.keep_cpus_awake = opts.keep_cpus_awake;
+        driver.options.steering = steering;
         driver.stats.steering_error = steering_error;
         driver.add_models(models);
         if opts.flows {

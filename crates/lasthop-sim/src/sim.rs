@@ -147,6 +147,19 @@ impl FlowMeters {
     }
 }
 
+/// A receiver whose advertised window follows the retransmissions an RLC downlink needed
+/// (Koga et al.'s interlayer collaboration, eq. 1-3).
+#[derive(Clone, Copy, Debug)]
+struct LiveAwnd {
+    flow: usize,
+    /// The RLC hop delivering to the receiver.
+    rlc_hop: usize,
+    mss: u32,
+    /// The retransmission count the window was last computed from, and the largest so far.
+    retransmissions: u32,
+    max_retransmissions: u32,
+}
+
 pub struct Simulation {
     /// The scenario as resolved (written into the report).
     scenario: Scenario,
@@ -158,9 +171,8 @@ pub struct Simulation {
     net: Network,
     hosts: Hosts,
     flows: Vec<FlowState>,
-    /// Receivers whose awnd follows the retransmissions observed on an RLC downlink:
-    /// (flow, RLC hop, MSS, last retransmission count used, most used).
-    live_awnd: Vec<(usize, usize, u32, u32, u32)>,
+    /// Receivers whose awnd follows the retransmissions observed on an RLC downlink.
+    live_awnd: Vec<LiveAwnd>,
     /// Reused for the segments a TCP endpoint emits.
     scratch: Vec<Segment>,
     /// The next packet's run-wide unique id.

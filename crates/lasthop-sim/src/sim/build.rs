@@ -54,7 +54,13 @@ impl Simulation {
             if let (Some(r), FlowKind::Tcp(t)) = (f.tcp.as_ref().and_then(|p| p.receiver_awnd.as_ref()), &state.kind) {
                 if r.retransmissions.is_none() && r.segments.is_none() {
                     if let Some(&ri) = downlinks.iter().find(|&&h| sim.net.hops[h].nodes[1] == state.ends.dst) {
-                        sim.live_awnd.push((i, ri, t.server.mss(), DEFAULT_AWND_RETRANSMISSIONS, 0));
+                        sim.live_awnd.push(LiveAwnd {
+                            flow: i,
+                            rlc_hop: ri,
+                            mss: t.server.mss(),
+                            retransmissions: DEFAULT_AWND_RETRANSMISSIONS,
+                            max_retransmissions: 0,
+                        });
                     }
                 }
             }

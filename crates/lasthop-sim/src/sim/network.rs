@@ -203,16 +203,12 @@ impl Simulation {
     pub(super) fn update_live_awnd(&mut self, h: usize) {
         let Hop::Rlc(r) = &mut self.net.hops[h].hop else { return };
         let observed = r.rlc.observed_retransmissions(self.now, Duration::from_secs(1)).max(1);
-        for k in 0..self.live_awnd.len() {
-            let (fi, ri, mss, last, _) = self.live_awnd[k];
-            if ri != h || observed == last {
-                continue;
-            }
-            self.live_awnd[k].3 = observed;
-            self.live_awnd[k].4 = self.live_awnd[k].4.max(observed);
-            let params = self.scenario.flows[fi].tcp.as_ref().and_then(|p| p.receiver_awnd.clone()).expect("registered with params");
-            if let FlowKind::Tcp(t) = &mut self.flows[fi].kind {
-                t.server.set_awnd_cap(Some(params.cap_bytes(observed, mss)));
+        for live in self.live_awnd.iter_mut().filter(|l| l.rlc_hop == h && l.retransmissions != observed) {
+            live.retransmissions = observed;
+            live.max_retransmissions = live.max_retransmissions.max(observed);
+            let params = self.scenario.flows[live.flow].tcp.as_ref().and_then(|p| p.receiver_awnd.clone()).expect("registered with params");
+            if let FlowKind::Tcp(t) = &mut self.flows[live.flow].kind {
+                t.server.set_awnd_cap(Some(params.cap_bytes(observed, live.mss)));
             }
         }
     }

@@ -30,11 +30,18 @@
 //! processors) and when it arrives (before the arriving interface's processors), as in the
 //! simulator.
 
+mod arena;
+mod modelled;
+mod stats;
+
+use arena::{Arena, Origin};
+use modelled::Modelled;
+pub use stats::{DriverStats, FINE_LATENESS_US};
+
 use crate::capture::Captures;
 use crate::mechanisms::{MechanismStats, Mechanisms};
-use crate::model::{segment_of, ModelFlow, ModelTcp};
+use crate::model::segment_of;
 use lasthop_core::schedule::Schedule;
-use lasthop_core::tcp::Segment;
 use crate::network::{Egress, Network};
 use crate::observe::{Observer, Tag};
 use crate::steering::Steering;
@@ -56,161 +63,6 @@ use std::time::Instant;
 const MAX_SLEEP_NS: u64 = 5_000_000;
 /// Packets read from one device per pass before the others get their turn.
 const BATCH: usize = 64;
-
-/// One packet's bytes and what the driver knows of it.
-#[derive(Debug)]
-struct Slot {
-    buf: Box<[u8]>,
-    len: usize,
-    read_at: Time,
-    dst: u32,
-    tag: Tag,
-    /// Fair-queueing key and traffic class, for every hop on the way.
-    key: u32,
-    class: TrafficClass,
-    /// Where the packet comes from: a namespace, or a modelled flow (absorbed at its
-    /// destination, never written to a device).
-    origin: Origin,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Origin {
-    Real,
-    ModelUdp,
-    /// Modelled TCP flow `m`'s segment.
-    ModelTcp { m: u32 },
-}
-
-/// Packet storage: slots reused through a free list; a `PacketRef` is a slot index.
-#[derive(Debug, Default)]
-struct Arena {
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    slot_bytes: usize,
-}
-
-impl Arena {
-    fn alloc(&mut self) -> u32 {
-        if let Some(i) = self.free.pop() {
-            // A reused slot holds a real packet unless its filler says otherwise.
-            self.slots[i as usize].origin = Origin::Real;
-            return i;
-        }
-        let buf = vec![0u8; self.slot_bytes].into_boxed_slice();
-        self.slots.push(Slot { buf, len: 0, read_at: Time::ZERO, dst: 0, tag: Tag::NONE, key: 0, class: TrafficClass::Udp, origin: Origin::Real });
-        (self.slots.len() - 1) as u32
-    }
-    fn release(&mut self, i: u32) {
-        self.free.push(i);
-    }
-    fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-}
-
-/// What the driver counted, for the run report's `emulator` section.
-#[derive(Clone, Debug, Default)]
-pub struct DriverStats {
-    pub packets_read: u64,
-    pub packets_written: u64,
-    /// Bytes from a namespace that are not an IPv4 packet lasthop can route.
-    pub malformed: u64,
-    /// IPv4 packets to an address that is no endpoint of the scenario (or the sender itself).
-    pub unroutable: u64,
-    /// Packets that belong to no flow (a ping, a shell's traffic), routed all the same.
-    pub other_packets: u64,
-    /// The generator's signalling packets, passed between namespaces outside the models.
-    pub signalling_packets: u64,
-    pub write_errors: u64,
-    /// Kernel TCP data segments whose PSH flag was cleared (`Driver::clear_push`).
-    pub push_flags_cleared: u64,
-    /// How late packets were written after the time the model scheduled, ns: a histogram in
-    /// powers of two (bucket k holds lateness in [2^(k-1), 2^k)), and the maximum.
-    pub lateness_log2: [u64; 32],
-    /// The same releases below [`FINE_LATENESS_US`] µs in 1 µs buckets (the quantiles' resolution
-    /// where the 100 µs target lies; the powers of two straddle it with 65–131 µs).
-    pub lateness_us: Vec<u64>,
-    pub lateness_max_ns: u64,
-    pub wakeups: u64,
-    /// How late `ppoll` returned after its timeout, per µs below [`FINE_LATENESS_US`] (the
-    /// timer's wake-up latency, apart from the loop's own work).
-    pub wake_lateness_us: Vec<u64>,
-    /// True if the driver thread runs under SCHED_FIFO.
-    pub realtime: bool,
-    /// The spin before each due event ([`Driver::set_spin`]), ns.
-    pub spin_ns: u64,
-    /// True if the run held the kernel's CPU wake-up latency at 0 µs (`Driver::keep_cpus_awake`).
-    pub cpus_kept_awake: bool,
-    /// Why the kernel refused that request, if it was made and refused.
-    pub cpus_kept_awake_error: Option<String>,
-    /// The receive steering in force: the driver pinned to its CPU ([`Driver::steering`]).
-    pub steering: Option<Steering>,
-    /// What of the steering could not be set (a device's `rps_cpus`, the driver's affinity).
-    pub steering_error: Option<String>,
-}
-
-/// Lateness below this many µs is histogrammed per µs.
-pub const FINE_LATENESS_US: usize = 4096;
-
-impl DriverStats {
-    fn late(&mut self, ns: u64) {
-        let k = (64 - ns.leading_zeros()) as usize;
-        self.lateness_log2[k.min(31)] += 1;
-        self.lateness_max_ns = self.lateness_max_ns.max(ns);
-        let us = (ns / 1000) as usize;
-        if us < FINE_LATENESS_US {
-            if self.lateness_us.is_empty() {
-                self.lateness_us = vec![0; FINE_LATENESS_US];
-            }
-            self.lateness_us[us] += 1;
-        }
-    }
-
-    fn wake_late(&mut self, ns: u64) {
-        if self.wake_lateness_us.is_empty() {
-            self.wake_lateness_us = vec![0; FINE_LATENESS_US];
-        }
-        self.wake_lateness_us[((ns / 1000) as usize).min(FINE_LATENESS_US - 1)] += 1;
-    }
-
-    /// The timer wake-up latency below which a fraction `q` of timed-out sleeps woke, µs (the
-    /// upper edge of its 1 µs bucket; the last bucket holds everything beyond).
-    pub fn wake_quantile_us(&self, q: f64) -> Option<u64> {
-        let total: u64 = self.wake_lateness_us.iter().sum();
-        let mut seen = 0;
-        for (us, &c) in self.wake_lateness_us.iter().enumerate() {
-            seen += c;
-            if total > 0 && seen as f64 >= q * total as f64 {
-                return Some(us as u64 + 1);
-            }
-        }
-        None
-    }
-
-    /// The lateness below which a fraction `q` of releases fell: the upper edge of its bucket
-    /// (1 µs wide below [`FINE_LATENESS_US`] µs, a power of two above), at most the maximum.
-    pub fn lateness_quantile_ns(&self, q: f64) -> Option<u64> {
-        let total: u64 = self.lateness_log2.iter().sum();
-        if total == 0 {
-            return None;
-        }
-        let mut seen = 0;
-        for (us, &c) in self.lateness_us.iter().enumerate() {
-            seen += c;
-            if seen as f64 >= q * total as f64 {
-                return Some(((us as u64 + 1) * 1000).min(self.lateness_max_ns));
-            }
-        }
-        let mut seen = 0;
-        for (k, &c) in self.lateness_log2.iter().enumerate() {
-            seen += c;
-            if seen as f64 >= q * total as f64 {
-                return Some(if k == 0 { 0 } else { (1u64 << k).min(self.lateness_max_ns) });
-            }
-        }
-        Some(self.lateness_max_ns)
-    }
-}
 
 /// Puts this thread under SCHED_FIFO at a low real-time priority, so that the compilers and
 /// tests of a busy machine do not delay the release of packets by whole scheduler slices
@@ -247,37 +99,54 @@ pub struct Driver {
     tuns: Vec<Option<Tun>>,
     arena: Arena,
     schedule: Schedule<Due>,
-    out: Vec<HopEvent>,
-    spare: Vec<Vec<HopEvent>>,
+    events: HopEventBuffers,
     pub observer: Observer,
-    next_uid: u64,
-    t0: Instant,
-    pub end: Time,
+    timeline: Timeline,
     pub stats: DriverStats,
-    /// The model time last handed to a hop (never decreases).
-    model_now: Time,
-    /// The packet processors' bridge to bytes.
-    pub mechanisms: Mechanisms,
+    processors: Processors,
     pub captures: Captures,
-    /// Modelled flows (hybrid runs), generated here.
-    models: Vec<ModelFlow>,
-    /// Payload sizes of one departure (reused).
-    sizes: Vec<u32>,
-    /// Modelled TCP flows (hybrid runs): the simulator's endpoints, driven here.
-    tcps: Vec<ModelTcp>,
-    /// Segments an endpoint sends (reused).
-    segs: Vec<Segment>,
+    /// Modelled flows (hybrid runs), generated and driven here.
+    modelled: Modelled,
+    pub options: LoopOptions,
+}
+
+/// How the loop runs: set before [`Driver::run`].
+#[derive(Debug, Default)]
+pub struct LoopOptions {
     /// How long before a due event the loop stops sleeping and polls (see [`Driver::set_spin`]).
     spin_ns: u64,
-    /// The processors' reports and the bridge's counts as they stood at `end`: what they do
-    /// while the run drains (packets still sent or in flight) is unmetered, as it is for the flows.
-    processors_at_end: Option<(ProcessorReports, MechanismStats)>,
     /// Clear PSH on the kernel TCPs' data segments as they are read (see `EmuOptions::clear_push`).
     pub clear_push: bool,
     /// Hold idle CPUs at 0 µs wake-up latency while `run` runs (see `EmuOptions::keep_cpus_awake`).
     pub keep_cpus_awake: bool,
     /// Run on `driver_cpu` while the TUN devices steer receives elsewhere (steering.rs).
     pub steering: Option<Steering>,
+}
+
+/// The run's time: model time is nanoseconds of `CLOCK_MONOTONIC` since `t0`.
+#[derive(Debug)]
+struct Timeline {
+    t0: Instant,
+    /// The end of the metered run.
+    end: Time,
+    /// The model time last handed to a hop (never decreases).
+    model_now: Time,
+}
+
+/// The hops' event lists, reused (no allocation per packet).
+#[derive(Debug, Default)]
+struct HopEventBuffers {
+    out: Vec<HopEvent>,
+    spare: Vec<Vec<HopEvent>>,
+}
+
+/// The packet processors' bridge to bytes, and their reports as they stood at the run's end.
+#[derive(Default)]
+struct Processors {
+    mechanisms: Mechanisms,
+    /// The processors' reports and the bridge's counts as they stood at `end`: what they do
+    /// while the run drains (packets still sent or in flight) is unmetered, as it is for the flows.
+    at_end: Option<(ProcessorReports, MechanismStats)>,
 }
 
 /// SAP-LAW's, Snoop's and the error generators' entries of the run report.
@@ -292,41 +161,30 @@ impl Driver {
         Driver {
             net,
             tuns,
-            arena: Arena { slot_bytes, ..Arena::default() },
+            arena: Arena::new(slot_bytes),
             schedule: Schedule::default(),
-            out: Vec::new(),
-            spare: Vec::new(),
+            events: HopEventBuffers::default(),
             observer,
-            next_uid: 0,
-            t0,
-            end,
+            timeline: Timeline { t0, end, model_now: Time::ZERO },
             stats: DriverStats::default(),
-            model_now: Time::ZERO,
-            mechanisms: Mechanisms::default(),
+            processors: Processors::default(),
             captures,
-            models: Vec::new(),
-            sizes: Vec::new(),
-            tcps: Vec::new(),
-            segs: Vec::new(),
-            spin_ns: 0,
-            keep_cpus_awake: false,
-            steering: None,
-            processors_at_end: None,
-            clear_push: false,
+            modelled: Modelled::default(),
+            options: LoopOptions::default(),
         }
     }
 
     /// The processors' reports and the bridge's counts over the metered run: as they stood at
     /// `end`, or now if the run has not passed it.
     pub fn processors_metered(&self) -> (ProcessorReports, MechanismStats) {
-        self.processors_at_end.clone().unwrap_or_else(|| (self.net.processor_reports(), self.mechanisms.stats))
+        self.processors.at_end.clone().unwrap_or_else(|| (self.net.processor_reports(), self.processors.mechanisms.stats))
     }
 
     /// Keeps the processors' reports as they stand before the first event after `end` (events
     /// are handled in time order).
     fn meter_until(&mut self, t: Time) {
-        if t > self.end && self.processors_at_end.is_none() {
-            self.processors_at_end = Some((self.net.processor_reports(), self.mechanisms.stats));
+        if t > self.timeline.end && self.processors.at_end.is_none() {
+            self.processors.at_end = Some((self.net.processor_reports(), self.processors.mechanisms.stats));
         }
     }
 
@@ -334,35 +192,12 @@ impl Driver {
     /// do not wait for the timer's wake-up latency, at the price of a busy core for that long
     /// before every event.
     pub fn set_spin(&mut self, spin: std::time::Duration) {
-        self.spin_ns = spin.as_nanos() as u64;
-        self.stats.spin_ns = self.spin_ns;
-    }
-
-    /// Runs the modelled TCP flows (a hybrid run's) from their starts on.
-    pub fn add_model_tcp(&mut self, tcps: Vec<ModelTcp>) {
-        for t in tcps {
-            if t.start < t.stop {
-                self.schedule(t.start, Due::TcpOpen { m: self.tcps.len() as u32 });
-            }
-            if let Some(at) = t.next_message() {
-                self.schedule(at, Due::TcpMessage { m: self.tcps.len() as u32 });
-            }
-            self.tcps.push(t);
-        }
-    }
-
-    /// Generates the modelled flows (a hybrid run's) from their first departures on.
-    pub fn add_models(&mut self, models: Vec<ModelFlow>) {
-        for f in models {
-            if let Some(at) = f.next_departure() {
-                self.schedule(at, Due::Depart { model: self.models.len() as u32 });
-            }
-            self.models.push(f);
-        }
+        self.options.spin_ns = spin.as_nanos() as u64;
+        self.stats.spin_ns = self.options.spin_ns;
     }
 
     fn clock(&self) -> Time {
-        Time(self.t0.elapsed().as_nanos() as u64)
+        Time(self.timeline.t0.elapsed().as_nanos() as u64)
     }
 
     /// Packets the models still hold.
@@ -378,7 +213,7 @@ impl Driver {
         // default 50 µs would be the floor of every release's lateness).
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
         self.stats.realtime = set_realtime_priority();
-        if let Some(st) = &self.steering {
+        if let Some(st) = &self.options.steering {
             match crate::steering::pin_current_thread(st.driver_cpu) {
                 Ok(()) => self.stats.steering = Some(st.clone()),
                 Err(e) => {
@@ -386,18 +221,18 @@ impl Driver {
                 }
             }
         }
-        let _awake = self.keep_cpus_awake.then(|| self.request_cpus_awake()).flatten();
+        let _awake = self.options.keep_cpus_awake.then(|| self.request_cpus_awake()).flatten();
         let mut fds: Vec<libc::pollfd> =
             self.tuns.iter().flatten().map(|t| libc::pollfd { fd: t.fd(), events: libc::POLLIN, revents: 0 }).collect();
         let mut reached = None;
         loop {
             let now = self.clock();
-            if reached.is_none() && (now >= self.end || signal.load(Ordering::Relaxed) != 0) {
-                reached = Some(now.min(self.end));
+            if reached.is_none() && (now >= self.timeline.end || signal.load(Ordering::Relaxed) != 0) {
+                reached = Some(now.min(self.timeline.end));
                 over.store(true, Ordering::Relaxed);
             }
             if stop.load(Ordering::Relaxed) {
-                return reached.unwrap_or(now.min(self.end));
+                return reached.unwrap_or(now.min(self.timeline.end));
             }
             self.run_due(now);
             self.read_all();
@@ -408,7 +243,7 @@ impl Driver {
             };
             // The last `spin_ns` before an event are spent polling the devices without sleeping,
             // so the event does not wait for the timer's wake-up latency.
-            let sleep = timeout.saturating_sub(self.spin_ns);
+            let sleep = timeout.saturating_sub(self.options.spin_ns);
             if timeout > 0 {
                 let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as libc::time_t, tv_nsec: (sleep % 1_000_000_000) as libc::c_long };
                 // SAFETY: fds is a valid array of fds.len() pollfds; ts outlives the call.
@@ -443,7 +278,7 @@ impl Driver {
     fn run_due(&mut self, now: Time) {
         while let Some((at, due)) = self.schedule.pop_until(now) {
             self.meter_until(at);
-            self.model_now = self.model_now.max(at);
+            self.timeline.model_now = self.timeline.model_now.max(at);
             match due {
                 Due::Wake { hop, token } => self.wake(hop, token, at),
                 Due::Arrive { node, from, pkt } => self.arrive(node, from, pkt, at),
@@ -473,9 +308,9 @@ impl Driver {
                             slot.len = n;
                             any = true;
                             self.stats.packets_read += 1;
-                            let now = self.clock().max(self.model_now);
+                            let now = self.clock().max(self.timeline.model_now);
                             self.run_due(now);
-                            self.model_now = now;
+                            self.timeline.model_now = now;
                             self.meter_until(now);
                             self.ingest(node as u32, id, now);
                         }
@@ -535,8 +370,7 @@ impl Driver {
             return;
         }
         let wire_len = slot.len as u32;
-        let uid = self.next_uid;
-        self.next_uid += 1;
+        let uid = self.arena.new_uid();
         let (tag, flow) = match headers {
             Some(h) => {
                 let tag = self.observer.on_read(now, node, dst, &h, wire_len);
@@ -544,7 +378,7 @@ impl Driver {
                     let slot = &mut self.arena.slots[id as usize];
                     let _ = wire::set_tcp_window(&mut slot.buf[..slot.len], window);
                 }
-                if self.clear_push && h.proto == Protocol::Tcp && h.payload_len > 0 && h.tcp.flags.has(TcpFlags::PSH) {
+                if self.options.clear_push && h.proto == Protocol::Tcp && h.payload_len > 0 && h.tcp.flags.has(TcpFlags::PSH) {
                     let slot = &mut self.arena.slots[id as usize];
                     if wire::clear_tcp_push(&mut slot.buf[..slot.len]) == Ok(true) {
                         self.stats.push_flags_cleared += 1;
@@ -569,38 +403,6 @@ impl Driver {
         self.forward(node, id, uid, now);
     }
 
-    /// Modelled flow `m` departs at model time `at` (not after the run's end): its datagrams
-    /// enter the first hop at its source node, and its next departure is scheduled.
-    fn depart(&mut self, m: usize, at: Time) {
-        if at > self.end {
-            return;
-        }
-        let mut sizes = std::mem::take(&mut self.sizes);
-        sizes.extend(self.models[m].depart());
-        for &payload in &sizes {
-            let id = self.arena.alloc();
-            let uid = self.next_uid;
-            self.next_uid += 1;
-            let f = &self.models[m];
-            let slot = &mut self.arena.slots[id as usize];
-            let (len, p) = f.packet(uid, payload, at, &mut slot.buf);
-            slot.len = len;
-            slot.read_at = at;
-            slot.dst = f.dst;
-            slot.tag = self.observer.on_model_sent(at, f.flow, 0, len as u32, payload);
-            slot.key = flow_key(&p);
-            slot.class = TrafficClass::Udp;
-            slot.origin = Origin::ModelUdp;
-            let src = f.src;
-            self.forward(src, id, uid, at);
-        }
-        sizes.clear();
-        self.sizes = sizes;
-        if let Some(next) = self.models[m].next_departure() {
-            self.schedule(next, Due::Depart { model: m as u32 });
-        }
-    }
-
     /// Offers packet `id` at `node` to the hop towards its destination, after the processors of
     /// that interface.
     fn forward(&mut self, node: u32, id: u32, uid: u64, now: Time) {
@@ -614,7 +416,7 @@ impl Driver {
             let next = self.net.next_node[node as usize * self.net.n_nodes + dst as usize];
             if next != u32::MAX {
                 let slot = &mut self.arena.slots[id as usize];
-                let verdict = self.mechanisms.egress(&mut self.net, now, node, next, pos, &mut slot.buf[..slot.len]);
+                let verdict = self.processors.mechanisms.egress(&mut self.net, now, node, next, pos, &mut slot.buf[..slot.len]);
                 self.schedule_processor_timers(now);
                 if let Verdict::Drop(cause) = verdict {
                     self.drop_packet(id, cause, now);
@@ -631,20 +433,20 @@ impl Driver {
         };
         let h = hop as usize;
         let flow = if self.net.hops[h].hop.is_fair(from) { flow } else { 0 };
-        let mut out = std::mem::take(&mut self.out);
+        let mut out = std::mem::take(&mut self.events.out);
         self.net.hops[h].hop.accept(now, Offer { pkt: id, bytes, class, flow, uid, from, to }, &mut out);
         self.on_events(h, &mut out, now);
-        self.out = out;
+        self.events.out = out;
     }
 
     fn wake(&mut self, hop: u32, token: u64, at: Time) {
-        let mut out = self.spare.pop().unwrap_or_default();
+        let mut out = self.events.spare.pop().unwrap_or_default();
         self.net.hops[hop as usize].hop.poll(at, token, &mut out);
         if RlcHop::is_arrival(token) {
             self.update_live_awnd(hop as usize, at);
         }
         self.on_events(hop as usize, &mut out, at);
-        self.spare.push(out);
+        self.events.spare.push(out);
     }
 
     /// Paper 004's live receiver-side windows: the flows received behind RLC hop `h` follow the
@@ -697,7 +499,7 @@ impl Driver {
         }
         if !self.net.chains.is_empty() {
             let slot = &self.arena.slots[pkt as usize];
-            let verdict = self.mechanisms.ingress(&mut self.net, at, node, from, &slot.buf[..slot.len]);
+            let verdict = self.processors.mechanisms.ingress(&mut self.net, at, node, from, &slot.buf[..slot.len]);
             self.schedule_processor_timers(at);
             self.send_emitted(at);
             if let Verdict::Drop(cause) = verdict {
@@ -718,8 +520,7 @@ impl Driver {
         }
         if slot.dst != node {
             // A new transmission on the next hop: a new MAC identity.
-            let uid = self.next_uid;
-            self.next_uid += 1;
+            let uid = self.arena.new_uid();
             self.forward(node, pkt, uid, at);
             return;
         }
@@ -739,13 +540,13 @@ impl Driver {
 
     /// Processor `k`'s timer (scheduled for `deadline`) is due at `now`.
     fn processor_timer(&mut self, k: usize, deadline: Time, now: Time) {
-        self.mechanisms.on_timer(&mut self.net, now, k, deadline);
+        self.processors.mechanisms.on_timer(&mut self.net, now, k, deadline);
         self.schedule_processor_timers(now);
         self.send_emitted(now);
     }
 
     fn schedule_processor_timers(&mut self, now: Time) {
-        while let Some((k, deadline)) = self.mechanisms.take_timer() {
+        while let Some((k, deadline)) = self.processors.mechanisms.take_timer() {
             self.schedule(deadline.max(now), Due::Processor { k, deadline });
         }
     }
@@ -753,7 +554,7 @@ impl Driver {
     /// Packets the processors emitted (Snoop's local retransmissions) leave the processor's node
     /// as new transmissions of their flow, entering the interface's chain just below it.
     fn send_emitted(&mut self, now: Time) {
-        while let Some((k, bytes)) = self.mechanisms.take_emitted() {
+        while let Some((k, bytes)) = self.processors.mechanisms.take_emitted() {
             let Ok(h) = wire::parse(bytes) else { continue };
             let (Some(src), Some(dst)) = (wire::node_id(h.ip.src), wire::node_id(h.ip.dst)) else { continue };
             let id = self.arena.alloc();
@@ -765,13 +566,12 @@ impl Driver {
             slot.buf[..bytes.len()].copy_from_slice(bytes);
             slot.len = bytes.len();
             let tag = self.observer.on_read(now, src, dst, &h, bytes.len() as u32);
-            let uid = self.next_uid;
-            self.next_uid += 1;
+            let uid = self.arena.new_uid();
             let key = h.to_packet(PacketMeta { uid, flow: 0, pkt_seq: 0, sent_at: now }).map(|p| flow_key(&p)).unwrap_or(0);
             let slot = &mut self.arena.slots[id as usize];
             (slot.read_at, slot.dst, slot.tag, slot.key, slot.class) = (now, dst, tag, key, TrafficClass::Tcp);
             // A local retransmission of a modelled TCP flow's segment goes to its endpoint.
-            if let Some(m) = self.tcps.iter().position(|t| t.flow == tag.flow) {
+            if let Some(m) = self.modelled.tcps.iter().position(|t| t.flow == tag.flow) {
                 slot.origin = Origin::ModelTcp { m: m as u32 };
             }
             let node = self.net.processors[k as usize].node;
@@ -786,131 +586,9 @@ impl Driver {
         }
     }
 
-    /// Modelled TCP flow `m` opens at `at`: the client's SYN, and the writer's first bytes.
-    fn tcp_open(&mut self, m: usize, at: Time) {
-        if at > self.end {
-            return;
-        }
-        let mut segs = std::mem::take(&mut self.segs);
-        self.tcps[m].open(at, &mut segs);
-        self.tcp_send(m, 0, &mut segs, at);
-        self.segs = segs;
-    }
-
-    /// Segment `seg` of modelled TCP flow `m` reaches its endpoint at `node`; the application
-    /// at that end reads (the server) or writes more (the client).
-    fn tcp_segment(&mut self, m: usize, node: u32, seg: &Segment, at: Time) {
-        let side = self.tcps[m].side_at(node);
-        let mut segs = std::mem::take(&mut self.segs);
-        self.tcps[m].ends[side].on_segment(at, seg, &mut segs);
-        self.tcp_app(m, side, &mut segs, at);
-        self.tcp_send(m, side, &mut segs, at);
-        self.segs = segs;
-    }
-
-    /// Modelled TCP flow `m`'s message source writes its next message; the one after is
-    /// scheduled.
-    fn tcp_message(&mut self, m: usize, at: Time) {
-        if at >= self.end {
-            return; // as in the simulator, nothing is sent at the run's last instant
-        }
-        let mut segs = std::mem::take(&mut self.segs);
-        self.tcps[m].message(at, &mut segs);
-        self.tcp_send(m, 0, &mut segs, at);
-        self.segs = segs;
-        if let Some(next) = self.tcps[m].next_message() {
-            self.schedule(next, Due::TcpMessage { m: m as u32 });
-        }
-    }
-
-    fn tcp_timer(&mut self, m: usize, side: usize, at: Time) {
-        if self.tcps[m].timer_at[side] != Some(at) {
-            return; // superseded by an earlier deadline, which re-armed it
-        }
-        self.tcps[m].timer_at[side] = None;
-        let mut segs = std::mem::take(&mut self.segs);
-        self.tcps[m].ends[side].on_timer(at, &mut segs);
-        self.tcp_app(m, side, &mut segs, at);
-        self.tcp_send(m, side, &mut segs, at);
-        self.segs = segs;
-    }
-
-    /// The application at endpoint `side`: the server reads everything (goodput), the client
-    /// writes as much as its buffer takes.
-    fn tcp_app(&mut self, m: usize, side: usize, segs: &mut Vec<Segment>, at: Time) {
-        if side == 1 {
-            let n = self.tcps[m].read(at, segs);
-            if n > 0 {
-                self.observer.on_model_read(at, self.tcps[m].flow, n);
-            }
-        } else {
-            self.tcps[m].write(at, segs);
-        }
-    }
-
-    /// Endpoint `side` of modelled TCP flow `m` sends `segs` as real packets, then its timer is
-    /// armed for its next deadline.
-    fn tcp_send(&mut self, m: usize, side: usize, segs: &mut Vec<Segment>, at: Time) {
-        for seg in segs.drain(..) {
-            let id = self.arena.alloc();
-            let uid = self.next_uid;
-            self.next_uid += 1;
-            let t = &self.tcps[m];
-            let slot = &mut self.arena.slots[id as usize];
-            let (len, p) = t.packet(side, &seg, uid, at, &mut slot.buf);
-            let (src, dst) = t.nodes(side);
-            slot.len = len;
-            slot.read_at = at;
-            slot.dst = dst;
-            slot.tag = self.observer.on_model_sent(at, t.flow, side as u8, len as u32, seg.payload_len);
-            slot.key = flow_key(&p);
-            slot.class = TrafficClass::Tcp;
-            slot.origin = Origin::ModelTcp { m: m as u32 };
-            self.forward(src, id, uid, at);
-        }
-        let t = &mut self.tcps[m];
-        if let Some(d) = t.ends[side].poll_deadline() {
-            if t.timer_at[side].is_none_or(|s| d < s) {
-                t.timer_at[side] = Some(d);
-                self.schedule(d.max(at), Due::TcpTimer { m: m as u32, side: side as u8 });
-            }
-        }
-    }
-
     fn drop_packet(&mut self, pkt: u32, cause: DropCause, now: Time) {
         let tag = self.arena.slots[pkt as usize].tag;
         self.observer.on_dropped(now, tag, cause);
         self.arena.release(pkt);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lateness_quantiles_come_from_microsecond_buckets_then_powers_of_two() {
-        let mut s = DriverStats::default();
-        // 98 releases 3.2 µs late (bucket [3, 4) µs), 2 at 70 µs: the p50 edge is 4 000 ns, the
-        // p99 edge 71 000 ns → capped at the maximum seen, 70 000 ns.
-        for _ in 0..98 {
-            s.late(3_200);
-        }
-        s.late(70_000);
-        s.late(70_000);
-        assert_eq!(s.lateness_quantile_ns(0.5), Some(4_000));
-        assert_eq!(s.lateness_quantile_ns(0.99), Some(70_000));
-        assert_eq!(DriverStats::default().lateness_quantile_ns(0.5), None);
-        // 990 at 80.5 µs, 10 at 5 ms (beyond the fine range, bucket [4.19, 8.39) ms): p99 is
-        // 81 µs, the 100 µs target's side of the old 65–131 µs bucket; p999 the 5 ms maximum.
-        let mut s = DriverStats::default();
-        for _ in 0..990 {
-            s.late(80_500);
-        }
-        for _ in 0..10 {
-            s.late(5_000_000);
-        }
-        assert_eq!(s.lateness_quantile_ns(0.99), Some(81_000));
-        assert_eq!(s.lateness_quantile_ns(0.999), Some(5_000_000));
     }
 }
