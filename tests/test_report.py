@@ -608,3 +608,20 @@ def test_matplotlib_figures_of_png_keep_the_rate_panels(home_dir, tmp_path):
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert [t for t in texts if t in {"ftp", "video", "chat-down", "chat-up", "game-down", "game-up"}] == \
         ["ftp", "video", "chat-down", "chat-up", "game-down", "game-up"]
+
+
+def test_the_last_time_of_a_trace_is_found_past_empty_row_groups(tmp_path):
+    # A spooled trace can end with a row group without rows; the report's time axis takes the
+    # last sample's time (here 2.5 s), not an index into nothing.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lasthop.report.run import _last_time
+
+    schema = pa.schema([("time_s", pa.float64()), ("packets", pa.uint64())])
+    with pq.ParquetWriter(tmp_path / "t.parquet", schema) as w:
+        w.write_table(pa.table({"time_s": [0.5, 2.5], "packets": [1, 0]}, schema=schema))
+        w.write_table(schema.empty_table())
+    f = pq.ParquetFile(tmp_path / "t.parquet")
+    assert f.metadata.num_row_groups == 2 and f.metadata.row_group(1).num_rows == 0
+    assert _last_time(f) == 2.5

@@ -332,15 +332,16 @@ class RunSpool:
         tables = dict(tables)
         for name in list(tables):
             if name in self.traces.files:
-                self.traces.add(name, tables.pop(name))
+                tail = tables.pop(name)
+                if tail.num_rows:
+                    self.traces.add(name, tail)
         self.traces.close()
         self.intervals.close()
         res = Results(summary, tables)
         res._spool = self  # the files live as long as the Results reads them
         res.trace_files = dict(self.traces.files)
-        if self.intervals.files:
+        if self.intervals.files:  # from now on in a file (`tables` is the Results' own dict)
             res.trace_files["intervals"] = self._merge_intervals(tables.pop("intervals"), [f["name"] for f in summary["flows"]])
-            res._tables = tables
         return res
 
     def _merge_intervals(self, tail: pa.Table, flows: list[str]) -> Path:

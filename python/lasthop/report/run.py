@@ -124,14 +124,10 @@ class RunData:
 
 
 def _last_time(f) -> float:
-    """The last "time_s" of a trace file (its largest: traces are in time order), from the last
-    row group's statistics where written, else read."""
-    rg = f.metadata.row_group(f.metadata.num_row_groups - 1)
-    i = f.schema_arrow.get_field_index("time_s")
-    stats = rg.column(i).statistics
-    if stats is not None and stats.has_min_max:
-        return float(stats.max)
-    return float(_numpy(f.read_row_group(f.metadata.num_row_groups - 1, columns=["time_s"], use_threads=False).column(0))[-1])
+    """The last "time_s" of a trace file with rows (what envelope.reduce takes from a series in
+    memory), read from its last row group that has rows (a spooled trace's last may have none)."""
+    last = max(g for g in range(f.metadata.num_row_groups) if f.metadata.row_group(g).num_rows > 0)
+    return float(_numpy(f.read_row_group(last, columns=["time_s"], use_threads=False).column(0))[-1])
 
 
 _NUMPY_TYPES = {"double": "<f8", "float": "<f4", "uint64": "<u8", "int64": "<i8", "uint32": "<u4", "int32": "<i4",
