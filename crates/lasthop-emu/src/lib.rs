@@ -648,24 +648,15 @@ fn output(
     }
     tables.push(cdf);
     let hops = hop_reports(&mut driver.net.hops, &names, end, &mut tables);
-    let ((sap_law, snoop, error_generators), m) = driver.processors_metered();
-    let report = RunReport {
-        header: RunHeader {
-            scenario: serde_json::to_value(s).expect("the scenario serializes"),
-            seed: s.simulation.seed,
-            simulated_s: end.as_secs_f64(),
-            events_processed: driver.stats.packets_read,
-            packets_in_network_at_end: driver.in_network() as u64,
-        },
-        flows,
-        links: hops.links,
-        wlans: hops.wlans,
-        wcdma: hops.wcdma,
-        sap_law,
-        snoop,
-        error_generators,
-        hosts: Vec::new(),
+    let (processors, m) = driver.processors_metered();
+    let header = RunHeader {
+        scenario: serde_json::to_value(s).expect("the scenario serializes"),
+        seed: s.simulation.seed,
+        simulated_s: end.as_secs_f64(),
+        events_processed: driver.stats.packets_read,
+        packets_in_network_at_end: driver.in_network() as u64,
     };
+    let report = RunReport::assemble(header, flows, hops, processors, Vec::new());
     // The kernel's TCP state over time, for the traced flows (the simulator's "tcp/<flow>").
     for a in apps.iter().filter(|a| s.probes.tcp.contains(&a.name)) {
         tables.push(observe::tcp_info_table(&format!("tcp/{}", a.name), &a.sender_info));

@@ -364,7 +364,7 @@ mod tests {
         let mut small = segment(N, W, TcpFlags::ACK, 9_001, 2_001, 0, 100, None);
         m.egress(&mut net, ms(120), AP, W, 0, &mut small);
         assert_eq!(window_of(&small), 100);
-        let (sap, _, _) = net.processor_reports();
+        let sap = net.processor_reports().sap_law;
         assert_eq!(sap[0].windows_lowered, 1);
     }
 
@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(m.ingress(&mut net, ms(52), AP, N, &dup), Verdict::Drop(lasthop_core::metrics::DropCause::Suppressed));
         // The local timer was queued for the driver.
         assert!(m.take_timer().is_some());
-        let (_, snoop, _) = net.processor_reports();
+        let snoop = net.processor_reports().snoop;
         assert_eq!((snoop[0].local_retransmissions, snoop[0].dupacks_suppressed), (1, 2));
     }
 

@@ -91,3 +91,12 @@ pub fn busy_share(busy_ns: u64, end: Time) -> f64 {
         0.0
     }
 }
+
+/// The hops' sections of a run report, kind by kind in the hops' order (what
+/// `lasthop_scenario::build::network::hop_reports` gives every world).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HopReports {
+    pub links: Vec<LinkReport>,
+    pub wlans: Vec<WlanReport>,
+    pub wcdma: Vec<RlcReport>,
+}

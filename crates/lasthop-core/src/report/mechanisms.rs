@@ -46,3 +46,11 @@ pub struct ErrorGeneratorReport {
     /// TCP SYN and FIN segments it let through without a draw, packets.
     pub spared: u64,
 }
+
+/// The packet processors' sections of a run report, each in order of attachment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProcessorReports {
+    pub sap_law: Vec<SapLawReport>,
+    pub snoop: Vec<SnoopReport>,
+    pub error_generators: Vec<ErrorGeneratorReport>,
+}

@@ -29,8 +29,8 @@ pub mod mechanisms;
 pub mod tables;
 
 pub use flow::{AdvertisedWindows, BbrReport, FlowReport, MeanMax, ReverseSummary, TcpConnectionReport, TcpCounters, TcpReport, Transport};
-pub use hops::{busy_share, LinkReport, RlcReport, WlanMemberReport, WlanReport};
-pub use mechanisms::{ErrorGeneratorReport, SapLawReport, SnoopReport};
+pub use hops::{busy_share, HopReports, LinkReport, RlcReport, WlanMemberReport, WlanReport};
+pub use mechanisms::{ErrorGeneratorReport, ProcessorReports, SapLawReport, SnoopReport};
 pub use tables::{delay_cdf_table, tcp_trace_table, Column, IntervalColumns, Table, TcpTraceRow};
 
 use schemars::gen::SchemaGenerator;
@@ -62,6 +62,24 @@ pub struct RunReport {
     pub error_generators: Vec<ErrorGeneratorReport>,
     /// One entry per end host that takes time (a device model other than instant).
     pub hosts: Vec<HostReport>,
+}
+
+impl RunReport {
+    /// A run's report from its parts: what every world assembles the same way (the header and
+    /// the flows as the world metered them, the hops' and the processors' sections, the hosts).
+    pub fn assemble(header: RunHeader, flows: Vec<FlowReport>, hops: HopReports, processors: ProcessorReports, hosts: Vec<HostReport>) -> RunReport {
+        RunReport {
+            header,
+            flows,
+            links: hops.links,
+            wlans: hops.wlans,
+            wcdma: hops.wcdma,
+            sap_law: processors.sap_law,
+            snoop: processors.snoop,
+            error_generators: processors.error_generators,
+            hosts,
+        }
+    }
 }
 
 /// The run's identity and end state: the header fields of the report.

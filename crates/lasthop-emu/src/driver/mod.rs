@@ -51,7 +51,7 @@ use lasthop_core::hop::{Hop, HopEvent, Offer, TrafficClass};
 use lasthop_core::mechanisms::processor::Verdict;
 use lasthop_core::metrics::DropCause;
 use lasthop_core::packet::{PacketMeta, Protocol, TcpFlags};
-use lasthop_core::report::{ErrorGeneratorReport, SapLawReport, SnoopReport};
+use lasthop_core::report::ProcessorReports;
 use lasthop_core::wire;
 use lasthop_core::wired::flow_key;
 use lasthop_core::Time;
@@ -149,8 +149,6 @@ struct Processors {
     at_end: Option<(ProcessorReports, MechanismStats)>,
 }
 
-/// SAP-LAW's, Snoop's and the error generators' entries of the run report.
-pub type ProcessorReports = (Vec<SapLawReport>, Vec<SnoopReport>, Vec<ErrorGeneratorReport>);
 
 impl Driver {
     pub fn new(mut net: Network, tuns: Vec<Option<Tun>>, observer: Observer, slot_bytes: usize, t0: Instant, end: Time, captures: Captures) -> Driver {

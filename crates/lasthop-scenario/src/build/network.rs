@@ -26,7 +26,8 @@ use lasthop_core::mechanisms::processor::Processor;
 use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
 use lasthop_core::mechanisms::snoop::{LocalTimer, SnoopAgent, SnoopConfig};
 use lasthop_core::report::{
-    busy_share, Column, ErrorGeneratorReport, LinkReport, RlcReport, SapLawReport, SnoopReport, Table, WlanMemberReport, WlanReport,
+    busy_share, Column, ErrorGeneratorReport, HopReports, ProcessorReports, RlcReport, SapLawReport, SnoopReport, Table, WlanMemberReport,
+    WlanReport,
 };
 use lasthop_core::rng::RngStreams;
 use lasthop_core::wifi::hop::WlanHop;
@@ -175,19 +176,9 @@ impl Network {
     }
 
     /// The SAP-LAW, Snoop and error generator entries of the run report.
-    pub fn processor_reports(&self) -> (Vec<SapLawReport>, Vec<SnoopReport>, Vec<ErrorGeneratorReport>) {
+    pub fn processor_reports(&self) -> ProcessorReports {
         processor_reports(&self.processors, &self.node_names)
     }
-}
-
-/// The run report's sections of the hops: each link direction, each WLAN with its members'
-/// MAC counters, each W-CDMA RLC direction — the same in every world, so that a hop kind reports
-/// through this one function, not through the worlds' loops.
-#[derive(Debug, Default)]
-pub struct HopReports {
-    pub links: Vec<LinkReport>,
-    pub wlans: Vec<WlanReport>,
-    pub wcdma: Vec<RlcReport>,
 }
 
 /// The hops' report after a run of length `end`; the queue traces of probed links, then those
@@ -281,7 +272,7 @@ fn wlan_queue_table(wlan: &str, node: &str, time_ns: Vec<u64>, packets: Vec<u64>
 
 /// The run report's entries of the processors: SAP-LAW per access point, Snoop per agent, and
 /// one error generator entry per direction a generator acts on, in order of attachment.
-pub fn processor_reports(processors: &[Attached], names: &[String]) -> (Vec<SapLawReport>, Vec<SnoopReport>, Vec<ErrorGeneratorReport>) {
+pub fn processor_reports(processors: &[Attached], names: &[String]) -> ProcessorReports {
     let (mut sap, mut snoop, mut gens) = (Vec::new(), Vec::new(), Vec::new());
     for a in processors {
         match &a.processor {
@@ -303,7 +294,7 @@ pub fn processor_reports(processors: &[Attached], names: &[String]) -> (Vec<SapL
             Processor::ErrorGenerator(g) => gens.push(ErrorGeneratorReport { dropped: g.dropped, spared: g.spared }),
         }
     }
-    (sap, snoop, gens)
+    ProcessorReports { sap_law: sap, snoop, error_generators: gens }
 }
 
 /// The packet processors of a scenario, in order of attachment: SAP-LAW at every access point
@@ -381,7 +372,7 @@ mod tests {
         assert_eq!(net.chain(1, 2), &[0, 1]);
         assert_eq!(net.chain(2, 1), &[2]);
         assert!(net.chain(1, 0).is_empty() && net.chain(0, 1).is_empty());
-        let (sap, snoop, gens) = net.processor_reports();
-        assert_eq!((sap.len(), snoop.len(), gens.len()), (0, 1, 2));
+        let r = net.processor_reports();
+        assert_eq!((r.sap_law.len(), r.snoop.len(), r.error_generators.len()), (0, 1, 2));
     }
 }

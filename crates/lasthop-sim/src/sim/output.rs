@@ -28,24 +28,15 @@ impl Simulation {
         let flows = self.flow_reports(end, &mut intervals, &mut tables);
         tables.push(delay_cdf_table(self.flows.iter().map(|f| (f.name.as_str(), &f.meters.forward))));
         let hops = hop_reports(&mut self.net.hops, &self.net.node_names, end, &mut tables);
-        let (sap_law, snoop, error_generators) = processor_reports(&self.net.processors, &self.net.node_names);
-        let report = RunReport {
-            header: RunHeader {
-                scenario: serde_json::to_value(&self.scenario).expect("the scenario serializes"),
-                seed: self.scenario.simulation.seed,
-                simulated_s: end.as_secs_f64(),
-                events_processed: self.run.events_processed,
-                packets_in_network_at_end: self.net.packets.live() as u64,
-            },
-            flows,
-            links: hops.links,
-            wlans: hops.wlans,
-            wcdma: hops.wcdma,
-            sap_law,
-            snoop,
-            error_generators,
-            hosts: self.host_reports(end),
+        let header = RunHeader {
+            scenario: serde_json::to_value(&self.scenario).expect("the scenario serializes"),
+            seed: self.scenario.simulation.seed,
+            simulated_s: end.as_secs_f64(),
+            events_processed: self.run.events_processed,
+            packets_in_network_at_end: self.net.packets.live() as u64,
         };
+        let processors = processor_reports(&self.net.processors, &self.net.node_names);
+        let report = RunReport::assemble(header, flows, hops, processors, self.host_reports(end));
         let mut all = vec![intervals.into_table()];
         all.extend(tables);
         RunOutput { report, tables: all }
