@@ -81,7 +81,7 @@ def emu_run(
             console.print(Text(f"queue drops: {link['name']}: {link['queue_drops']}"))
     if em["ended_by_signal"]:
         console.print(Text(f"stopped early by {em['ended_by_signal']}: results cover {res.summary['simulated_s']:.1f} s"))
-    extra = "".join(f", {n}" for n in res.pcaps)
+    extra = (", report.html" if report else "") + "".join(f", {n}" for n in res.pcaps)
     console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet{extra})"))
 
 

@@ -17,6 +17,7 @@
 //! - [`mechanisms`] the scenario's packet processors (SAP-LAW, Snoop, the error generator) on
 //!   real packet bytes; CoDel and FQ-CoDel run inside the hops as in the simulator
 //! - [`observe`] the flows as seen at the TUN devices, metered with the core's `FlowMeter`
+//! - [`emulator_report`] the emulator's own section of `summary.json` (`emulator`), typed
 //! - [`capture`] pcap captures of the real packets at any node's interfaces
 //! - [`steering`] opt-in receive steering: the driver on a CPU of its own, the TUN devices'
 //!   receive processing (RPS) on the others
@@ -39,6 +40,7 @@
 
 pub mod apps;
 pub mod capture;
+pub mod emulator_report;
 pub mod driver;
 pub mod mechanisms;
 pub mod generator;
@@ -49,7 +51,8 @@ pub mod observe;
 pub mod steering;
 pub mod tun;
 
-use driver::{Driver, DriverStats};
+use emulator_report::{EmulatorReport, GeneratorEntry, GeneratorMeasured, NetworkView, ReceiverAwnd};
+use driver::Driver;
 use lasthop_core::report::{self, delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table};
 use lasthop_scenario::build::network::hop_reports;
 use lasthop_core::metrics::LossByCause;
@@ -125,8 +128,8 @@ impl EmuOptions {
 pub struct EmuOutput {
     pub report: RunReport,
     pub tables: Vec<Table>,
-    /// JSON object: the emulator's counters (`summary.json`'s `emulator` section).
-    pub emulator: serde_json::Value,
+    /// The emulator's own counters (`summary.json`'s `emulator` section).
+    pub emulator: EmulatorReport,
     /// The signal that ended the run, if one did.
     pub signal: Option<i32>,
     /// [(capture point, the pcap file's bytes; None when it was streamed to its file)].
@@ -321,7 +324,7 @@ impl Emulation {
         // The driver (and with it every TUN descriptor) goes first: a device still open when
         // its namespace is deleted would be moved back to the root namespace.
         let mut out = output(&self.scenario, driver, reached, &app_reports, gen_outputs, signal);
-        out.emulator["kernel_tcp"] = self.kernel_tcp_counters();
+        out.emulator.kernel_tcp = self.kernel_tcp_counters();
         let failed = self.footprint.remove();
         if !failed.is_empty() {
             return Err(EmuError::Unsupported(format!("could not remove: {}", failed.join("; "))));
@@ -334,7 +337,7 @@ impl Emulation {
     /// Per endpoint with a TCP flow's end, the kernel's non-zero TCP counters of its namespace
     /// (`/proc/net/netstat` TcpExt and `/proc/net/snmp` Tcp, as `nstat` shows them): fast
     /// retransmits, timeouts, delayed ACKs, HyStart exits, loss probes... read at the end.
-    fn kernel_tcp_counters(&self) -> serde_json::Value {
+    fn kernel_tcp_counters(&self) -> serde_json::Map<String, serde_json::Value> {
         let topo = Topology::new(&self.scenario);
         let mut nodes: Vec<usize> = Vec::new();
         for f in self.scenario.flows.iter().filter(|f| f.transport() == Transport::Tcp && f.world == FlowWorld::Real) {
@@ -360,7 +363,7 @@ impl Emulation {
             }
             out.insert(self.node_names[node].clone(), serde_json::Value::Object(counters));
         }
-        serde_json::Value::Object(out)
+        out
     }
 }
 
@@ -612,23 +615,22 @@ fn output(
                         _ => {}
                     }
                 }
-                generator.push(serde_json::json!({
-                    "flow": f.name,
-                    "clock": g.measure.clock,
-                    "interrupted": g.measure.interrupted,
-                    "receiver_malformed": g.measure.receiver_malformed,
-                    "measure": g.measure.flows.first(),
-                    // The flow as the emulated network carried it: from the read at the
-                    // sender's TUN to the model's delivery time at the receiver's, without
-                    // the hosts' scheduling or the emulator's release lateness.
-                    "network": {"delay_ms": seen.forward.delay_ms, "jitter_ms": seen.forward.jitter_ms},
-                    "error": null,
-                }));
+                generator.push(GeneratorEntry {
+                    flow: f.name.clone(),
+                    measured: Some(GeneratorMeasured {
+                        clock: g.measure.clock,
+                        interrupted: g.measure.interrupted,
+                        receiver_malformed: g.measure.receiver_malformed,
+                        measure: g.measure.flows.first().cloned(),
+                        network: NetworkView { delay_ms: seen.forward.delay_ms.clone(), jitter_ms: seen.forward.jitter_ms.clone() },
+                    }),
+                    error: None,
+                });
                 flows.push(r);
             }
             other => {
                 if let Some(Err(e)) = other {
-                    generator.push(serde_json::json!({"flow": f.name, "error": e}));
+                    generator.push(GeneratorEntry { flow: f.name.clone(), measured: None, error: Some(e) });
                 }
                 let mut rows = IntervalColumns::default();
                 for row in f.forward.interval_rows(end) {
@@ -665,25 +667,20 @@ fn output(
     let mut all = vec![intervals];
     all.extend(tables);
     let captures = driver.captures.finish();
-    let mut emulator = emulator_json(&driver.stats, apps, &driver.captures, &names);
-    emulator["processors"] = serde_json::json!({
-        "packets_processed": m.processed,
-        "windows_rewritten": m.windows_rewritten,
-        "packets_emitted": m.emitted,
-        "packets_unparsed": m.unparsed,
-    });
-    emulator["generator"] = serde_json::Value::Array(generator);
-    // Paper 004's receiver-side windows written into the kernel receivers' ACKs (the simulator
-    // reports the same as its flows' tcp.receiver_awnd_cap_bytes / _max_retransmissions).
-    emulator["receiver_awnd"] = driver
+    let mut emulator = EmulatorReport::new(&driver.stats, apps, &driver.captures, &names, m);
+    emulator.generator = generator;
+    emulator.receiver_awnd = driver
         .observer
         .flows
         .iter()
         .filter_map(|f| f.awnd.as_ref().map(|a| (f, a)))
-        .map(|(f, a)| serde_json::json!({
-            "flow": f.name, "cap_bytes": a.window(), "retransmissions": a.retransmissions,
-            "max_retransmissions": a.max_retransmissions, "live": a.live(),
-        }))
+        .map(|(f, a)| ReceiverAwnd {
+            flow: f.name.clone(),
+            cap_bytes: a.window(),
+            retransmissions: a.retransmissions,
+            max_retransmissions: a.max_retransmissions,
+            live: a.live(),
+        })
         .collect();
     EmuOutput { report, tables: all, emulator, signal, captures }
 }
@@ -698,64 +695,6 @@ fn attribute_losses(app: &mut LossByCause, net: &LossByCause) {
         left -= moved;
     }
     app.unattributed = left;
-}
-
-fn emulator_json(st: &DriverStats, apps: &[apps::AppReport], captures: &capture::Captures, names: &[String]) -> serde_json::Value {
-    let us = |q| st.lateness_quantile_ns(q).map(|ns| ns as f64 / 1e3);
-    serde_json::json!({
-        "packets_read": st.packets_read,
-        "packets_written": st.packets_written,
-        "malformed_packets": st.malformed,
-        "unroutable_packets": st.unroutable,
-        "other_packets": st.other_packets,
-        "signalling_packets": st.signalling_packets,
-        "write_errors": st.write_errors,
-        "release_lateness_us": {"p50": us(0.5), "p99": us(0.99), "p999": us(0.999), "max": st.lateness_max_ns as f64 / 1e3},
-        // Releases per lateness bucket k: [2^(k-1), 2^k) ns (bucket 0: on time).
-        "release_lateness_log2_ns": st.lateness_log2.to_vec(),
-        "wakeups": st.wakeups,
-        "wake_latency_us": {"p50": st.wake_quantile_us(0.5), "p99": st.wake_quantile_us(0.99), "p999": st.wake_quantile_us(0.999)},
-        "spin_us": st.spin_ns as f64 / 1e3,
-        "push_flags_cleared": st.push_flags_cleared,
-        "realtime_scheduling": st.realtime,
-        // Whether the kernel held idle CPUs at 0 µs wake-up latency for the run (PM QoS), and
-        // if asked for but refused, why.
-        "cpus_kept_awake": st.cpus_kept_awake,
-        "cpus_kept_awake_error": st.cpus_kept_awake_error,
-        // The driver's CPU and the CPUs the TUN devices steer the kernel's receives to
-        // (steering.rs); null with a single CPU. An error names what could not be set.
-        "receive_steering": st.steering.as_ref().map(|s| serde_json::json!({"driver_cpu": s.driver_cpu, "rps_cpus": s.rps_cpus})),
-        "receive_steering_error": st.steering_error,
-        "apps": apps.iter().map(|a| serde_json::json!({
-            "flow": a.name, "bytes_sent": a.bytes_sent, "bytes_received": a.bytes_received, "error": a.error,
-            "sender_tcp_info": a.sender_info.last().map(tcp_info_json),
-        })).collect::<Vec<_>>(),
-        // Per capture, what it recorded each way: transmitted (from the node, at the start of
-        // transmission) and received (at arrival), packets and IP bytes.
-        "captures": captures.list.iter().map(|c| serde_json::json!({
-            "capture": c.spec.spec,
-            "node": names[c.spec.node as usize],
-            "peer": c.spec.peer.map(|p| names[p as usize].clone()),
-            "tx_packets": c.tx.packets, "tx_bytes": c.tx.bytes,
-            "rx_packets": c.rx.packets, "rx_bytes": c.rx.bytes,
-            "error": c.error,
-        })).collect::<Vec<_>>(),
-    })
-}
-
-/// The kernel's counters of a TCP sender at its last TCP_INFO reading.
-fn tcp_info_json(i: &observe::TcpInfoSample) -> serde_json::Value {
-    serde_json::json!({
-        "time_s": i.at.as_secs_f64(),
-        "mss_bytes": i.mss,
-        "cwnd_segments": i.cwnd,
-        "ssthresh_segments": (i.ssthresh < 0x7fff_ffff).then_some(i.ssthresh),
-        "srtt_ms": i.srtt_us as f64 / 1e3,
-        "rto_ms": i.rto_us as f64 / 1e3,
-        "retransmitted_segments": i.total_retrans,
-        "timeouts": i.total_rto,
-        "bytes_acked": i.bytes_acked,
-    })
 }
 
 #[cfg(test)]

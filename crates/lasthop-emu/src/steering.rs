@@ -14,7 +14,7 @@
 use std::io;
 
 /// Which CPU the driver runs on and which take the TUN devices' receives.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Steering {
     pub driver_cpu: usize,
     pub rps_cpus: Vec<usize>,

@@ -52,7 +52,7 @@ fn a_capture_holds_what_the_interface_transmitted_and_never_a_queue_drop() {
     let out = emu.finish().unwrap();
     let dir = std::env::temp_dir().join(format!("lh-{}-capture-test", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let em = &out.emulator;
+    let em = out.emulator.to_value();
     let link = out.report.links.iter().find(|l| l.name == "bottleneck:router->receiver").unwrap();
     assert!(link.queue_drops > 0, "the test needs queue drops to mean anything: {link:?}");
     for (spec, bytes) in &out.captures {

@@ -71,7 +71,7 @@ fn ping_crosses_the_dumbbell_in_twice_the_one_way_delay() {
     sorted.sort_by(f64::total_cmp);
     assert!(sorted[0] >= expected - 0.01, "RTTs {rtts:?} ms: faster than the model's {expected:.3} ms");
     assert!(sorted[0] < expected + 1.0 && sorted[sorted.len() / 2] < expected + 1.5, "RTTs {rtts:?} ms, the model's {expected:.3} ms");
-    let em = &out.emulator;
+    let em = out.emulator.to_value();
     eprintln!("ping RTTs {rtts:?} ms (model {expected:.3} ms); emulator {em}");
     assert_eq!(em["packets_read"], 10, "5 echo requests and 5 replies read: {em}");
     assert_eq!(em["packets_written"], 10);
@@ -124,7 +124,7 @@ for _ in range(300):
     let out = emu.finish().unwrap();
     assert!(st.success(), "the script ran");
     assert_eq!(after.len(), 1, "the emulator still forwards after garbage");
-    let em = &out.emulator;
+    let em = out.emulator.to_value();
     eprintln!("after garbage: emulator {em}");
     // Some random bytes happen to be valid enough IPv4 to be unroutable instead of malformed
     // (a non-lasthop address); none may be delivered.

@@ -20,7 +20,7 @@ fn a_udp_flow_is_measured_by_the_generator_across_the_emulated_dumbbell() {
     let emu = Emulation::start(s, &EmuOptions { handle_signals: false, ..EmuOptions::run() }).unwrap();
     emu.wait();
     let out = emu.finish().unwrap();
-    let em = &out.emulator;
+    let em = out.emulator.to_value();
     eprintln!("emulator {em}");
     let g = &em["generator"][0];
     assert_eq!(g["flow"], "voice");

@@ -96,7 +96,7 @@ impl PyEmulation {
         let out = py.allow_threads(|| emu.finish()).map_err(emu_err)?;
         let tables = tables_to_py(py, &out.tables)?;
         let captures = out.captures.iter().map(|(spec, bytes)| (spec.clone(), bytes.as_ref().map(|b| PyBytes::new(py, b)))).collect();
-        Ok((out.report.to_json(), tables, out.emulator.to_string(), out.signal, captures))
+        Ok((out.report.to_json(), tables, serde_json::to_string(&out.emulator).expect("the emulator report serializes"), out.signal, captures))
     }
 }
 
