@@ -42,3 +42,16 @@ pub fn tcp_config(p: &TcpParams, path_mtu: u64) -> TcpConfig {
         linux_receive_window: p.receive_window == crate::ReceiveWindow::Linux,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_that_sets_nothing_gets_the_endpoints_defaults() {
+        // One set of defaults from scenario to endpoint: the scenario's `tcp` table left empty
+        // (every field at its serde default) on a 1 500 B path gives exactly the endpoint's own
+        // defaults, which the core's TCP tests run with (MSS 1 460 = 1 500 − 40).
+        assert_eq!(tcp_config(&TcpParams::default(), 1500), TcpConfig::default());
+    }
+}
