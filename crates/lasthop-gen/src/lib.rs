@@ -11,6 +11,7 @@
 //! - [`clock`]    monotonic and realtime clocks, absolute sleeps, the NTP-style offset estimate
 //! - [`pacer`]    absolute-deadline pacing (sleep, then a short spin; lateness repaid)
 //! - [`mmsg`]     `sendmmsg`/`recvmmsg` batches, UDP GSO/GRO, `SO_TIMESTAMPNS`
+//! - [`sockopt`]  the flow's `tcp` settings on a Linux TCP socket, checked against the kernel
 //! - [`records`]  fixed 32-byte per-packet records streamed to disk
 //! - [`send`]     the sender: UDP flows merged by due time, a thread per TCP flow, echoes
 //! - [`recv`]     the receiver daemon: sessions, batched UDP, TCP readers, signals

@@ -1,6 +1,8 @@
 //! Thin PyO3 bindings: convert arguments, release the GIL while simulating, map errors in one
-//! place. Everything of substance lives in `lasthop-sim` (and `lasthop-gen`, bound in [`gen`]);
-//! the Python face is `python/lasthop`.
+//! place. Everything of substance lives in the worlds' crates: the simulator (`lasthop-sim`,
+//! here), the measure world (`lasthop-gen`, bound in [`gen`]; its D-ITG compatibility in
+//! [`ditg`]) and the emulate world (`lasthop-emu`, bound in [`emu`]). The Python face is
+//! `python/lasthop`.
 
 use lasthop_core::units::{self, did_you_mean, QueueLimit, UnitError};
 use lasthop_sim::{Column, Scenario, Simulation, Table};
