@@ -677,8 +677,8 @@ fn output(
         .map(|(f, a)| ReceiverAwnd {
             flow: f.name.clone(),
             cap_bytes: a.window(),
-            retransmissions: a.retransmissions,
-            max_retransmissions: a.max_retransmissions,
+            retransmissions: a.receiver.retransmissions,
+            max_retransmissions: a.receiver.max_retransmissions,
             live: a.live(),
         })
         .collect();

@@ -34,6 +34,7 @@
 //! per ACK as the simulator's (`event` is "tcp_info"): a 10 ms period resolves slow start and
 //! each recovery at the 50 ms RTTs of the bundled scenarios without a measurable load.
 
+use lasthop_scenario::build::tcp::ReceiverWindow;
 use lasthop_core::metrics::{DropCause, FlowMeter};
 use lasthop_core::packet::{Protocol, SeqNum, TcpFlags};
 use lasthop_core::wire::Headers;
@@ -94,25 +95,20 @@ pub struct ObservedFlow {
 /// own window: `ReceiverAwndParams::cap_bytes`, the same eq. 3).
 #[derive(Clone, Debug)]
 pub struct AwndCap {
-    pub params: lasthop_scenario::ReceiverAwndParams,
-    /// The segment size eq. 3's window is counted in, bytes (the flow's MSS, as the simulator's).
-    pub mss: u32,
+    /// Eq. 3's window and the retransmission count it follows: the simulator's own rule.
+    pub receiver: ReceiverWindow,
     /// The receive buffer the window never exceeds, bytes.
     pub receive_buffer: u64,
-    /// Eq. 1's retransmission count in force (given, or observed on the W-CDMA downlink).
-    pub retransmissions: u32,
-    /// The most retransmissions observed (the simulator's `receiver_awnd_max_retransmissions`).
-    pub max_retransmissions: u32,
 }
 
 impl AwndCap {
     pub fn window(&self) -> u64 {
-        self.params.cap_bytes(self.retransmissions, self.mss).min(self.receive_buffer)
+        self.receiver.cap_bytes().min(self.receive_buffer)
     }
 
     /// Live mode (no retransmission count and no segments given): follows the link.
     pub fn live(&self) -> bool {
-        self.params.retransmissions.is_none() && self.params.segments.is_none()
+        self.receiver.live()
     }
 }
 
@@ -136,9 +132,7 @@ impl ObservedFlow {
     /// the last second (the simulator's `update_live_awnd`); the ACKs from now on carry its window.
     pub fn observe_retransmissions(&mut self, observed: u32) {
         let Some(a) = self.awnd.as_mut() else { return };
-        a.max_retransmissions = a.max_retransmissions.max(observed);
-        if a.live() && observed != a.retransmissions {
-            a.retransmissions = observed;
+        if a.receiver.observe(observed) {
             self.rwnd = Some(a.window());
         }
     }
@@ -157,8 +151,8 @@ impl Observer {
                 let p = f.tcp.clone().unwrap_or_default();
                 let awnd = p.receiver_awnd.clone().filter(|_| real_tcp).map(|params| {
                     let path_mtu = topo.path_mtu(f.src.get_ref(), f.dst.get_ref()).unwrap_or(1500);
-                    let retransmissions = params.retransmissions.unwrap_or(lasthop_scenario::DEFAULT_AWND_RETRANSMISSIONS);
-                    AwndCap { params, mss: lasthop_scenario::build::tcp::tcp_config(&p, path_mtu).mss, receive_buffer: p.receive_buffer.0, retransmissions, max_retransmissions: 0 }
+                    let mss = lasthop_scenario::build::tcp::tcp_config(&p, path_mtu).mss;
+                    AwndCap { receiver: ReceiverWindow::new(params, mss), receive_buffer: p.receive_buffer.0 }
                 });
                 let mut forward = FlowMeter::new(interval);
                 if let Some(d) = f.effective_deadline() {
@@ -554,7 +548,7 @@ mod tests {
         let mut o = Observer::new(&s, Time(60_000_000_000));
         let (snd, rcv) = (0, 3);
         let a = o.flows[0].awnd.clone().expect("the tcp flow has the window");
-        assert_eq!((a.mss, a.retransmissions, a.window(), a.live()), (1460, 2, 5 * 1460, true));
+        assert_eq!((a.receiver.mss, a.receiver.retransmissions, a.window(), a.live()), (1460, 2, 5 * 1460, true));
         // No scale offered: the receiver's 64 240 B becomes 7 300 B; 5 000 B stays.
         let h = syn(10_000, 5_000, TcpFlags::SYN, None, 64_240);
         o.on_read(Time(0), snd, rcv, &h, 60);
@@ -573,7 +567,7 @@ mod tests {
         let s = lasthop_scenario::Scenario::from_toml_str(lasthop_scenario::bundled::bundled("wcdma").unwrap(), "wcdma", &sets).unwrap();
         let mut o = Observer::new(&s, Time(60_000_000_000));
         o.flows[0].observe_retransmissions(4);
-        assert_eq!((o.flows[0].awnd.as_ref().unwrap().window(), o.flows[0].awnd.as_ref().unwrap().max_retransmissions), (4 * 1460, 4));
+        assert_eq!((o.flows[0].awnd.as_ref().unwrap().window(), o.flows[0].awnd.as_ref().unwrap().receiver.max_retransmissions), (4 * 1460, 4));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 use lasthop_scenario::build::traffic::FlowApp;
 use crate::host::{Cpu, DeviceModel, FileReceiver, FileSender, Work};
+use lasthop_scenario::build::tcp::ReceiverWindow;
 use crate::engine::{End, Event, EventQueue, Watchdog};
 use crate::net::PacketArena;
 use lasthop_scenario::build::network::{Attached, Egress, HopSlot};
@@ -149,15 +150,12 @@ impl FlowMeters {
 
 /// A receiver whose advertised window follows the retransmissions an RLC downlink needed
 /// (Koga et al.'s interlayer collaboration, eq. 1-3).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct LiveAwnd {
     flow: usize,
     /// The RLC hop delivering to the receiver.
     rlc_hop: usize,
-    mss: u32,
-    /// The retransmission count the window was last computed from, and the largest so far.
-    retransmissions: u32,
-    max_retransmissions: u32,
+    window: ReceiverWindow,
 }
 
 pub struct Simulation {

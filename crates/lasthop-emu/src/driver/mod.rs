@@ -455,7 +455,7 @@ impl Driver {
         let receiver = slot.nodes[1];
         let mut observed = None;
         for f in self.observer.flows.iter_mut().filter(|f| f.dst == receiver && f.awnd.as_ref().is_some_and(|a| a.live())) {
-            let n = *observed.get_or_insert_with(|| r.rlc.observed_retransmissions(now, lasthop_core::Duration::from_secs(1)).max(1));
+            let n = *observed.get_or_insert_with(|| lasthop_scenario::build::tcp::observed_retransmissions(r, now));
             f.observe_retransmissions(n);
         }
     }

@@ -54,13 +54,7 @@ impl Simulation {
             if let (Some(r), FlowKind::Tcp(t)) = (f.tcp.as_ref().and_then(|p| p.receiver_awnd.as_ref()), &state.kind) {
                 if r.retransmissions.is_none() && r.segments.is_none() {
                     if let Some(&ri) = downlinks.iter().find(|&&h| sim.net.hops[h].nodes[1] == state.ends.dst) {
-                        sim.live_awnd.push(LiveAwnd {
-                            flow: i,
-                            rlc_hop: ri,
-                            mss: t.server.mss(),
-                            retransmissions: DEFAULT_AWND_RETRANSMISSIONS,
-                            max_retransmissions: 0,
-                        });
+                        sim.live_awnd.push(LiveAwnd { flow: i, rlc_hop: ri, window: ReceiverWindow::new(r.clone(), t.server.mss()) });
                     }
                 }
             }

@@ -202,13 +202,12 @@ impl Simulation {
     /// window from the retransmissions the link needed in the last second.
     pub(super) fn update_live_awnd(&mut self, h: usize) {
         let Hop::Rlc(r) = &mut self.net.hops[h].hop else { return };
-        let observed = r.rlc.observed_retransmissions(self.now, Duration::from_secs(1)).max(1);
-        for live in self.live_awnd.iter_mut().filter(|l| l.rlc_hop == h && l.retransmissions != observed) {
-            live.retransmissions = observed;
-            live.max_retransmissions = live.max_retransmissions.max(observed);
-            let params = self.scenario.flows[live.flow].tcp.as_ref().and_then(|p| p.receiver_awnd.clone()).expect("registered with params");
-            if let FlowKind::Tcp(t) = &mut self.flows[live.flow].kind {
-                t.server.set_awnd_cap(Some(params.cap_bytes(observed, live.mss)));
+        let observed = lasthop_scenario::build::tcp::observed_retransmissions(r, self.now);
+        for live in self.live_awnd.iter_mut().filter(|l| l.rlc_hop == h) {
+            if live.window.observe(observed) {
+                if let FlowKind::Tcp(t) = &mut self.flows[live.flow].kind {
+                    t.server.set_awnd_cap(Some(live.window.cap_bytes()));
+                }
             }
         }
     }

@@ -88,7 +88,7 @@ impl Simulation {
     /// Every flow's report; its interval rows go to `intervals`, its traces and packet records
     /// to `tables`.
     fn flow_reports(&mut self, end: Time, intervals: &mut IntervalColumns, tables: &mut Vec<Table>) -> Vec<FlowReport> {
-        let live_max: BTreeMap<usize, u32> = self.live_awnd.iter().map(|l| (l.flow, l.max_retransmissions)).collect();
+        let live_max: BTreeMap<usize, u32> = self.live_awnd.iter().map(|l| (l.flow, l.window.max_retransmissions)).collect();
         let mut reports = Vec::with_capacity(self.flows.len());
         for (fi, f) in self.flows.iter_mut().enumerate() {
             let stop = f.period.stop.min(end);
