@@ -21,7 +21,10 @@
 //! sequence number of 4·10^9 costs one block and a small index, not 512 MB.
 
 use lasthop_core::metrics::{DropCause, FlowMeter, FlowSummary};
-use lasthop_core::report::{delay_cdf_table, FlowReport, IntervalColumns, ReverseSummary, RunHeader, RunReport, Table, TcpConnectionReport, Transport};
+use lasthop_core::report::{
+    delay_cdf_table, FlowReport, HopReports, IntervalColumns, ProcessorReports, ReverseSummary, RunHeader, RunReport, Table,
+    TcpConnectionReport, Transport,
+};
 use lasthop_core::{Duration, Time};
 
 /// A set of sequence numbers: one bit each, in blocks of 2^16 allocated where used.
@@ -163,17 +166,8 @@ pub fn report(
         });
     }
     let cdf = delay_cdf_table(flows.iter().map(|f| (f.name.as_str(), &f.account.meter)));
-    let report = RunReport {
-        header,
-        flows: reports,
-        links: Vec::new(),
-        wlans: Vec::new(),
-        wcdma: Vec::new(),
-        sap_law: Vec::new(),
-        snoop: Vec::new(),
-        error_generators: Vec::new(),
-        hosts: Vec::new(),
-    };
+    // A real path measured end to end: no hop or processor of lasthop's on it to report.
+    let report = RunReport::assemble(header, reports, HopReports::default(), ProcessorReports::default(), Vec::new());
     (report, vec![intervals.into_table(), cdf], in_flight)
 }
 
