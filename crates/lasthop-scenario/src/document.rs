@@ -69,11 +69,11 @@ impl Scenario {
     pub fn from_toml_str(src: &str, file: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
         let err = |p: String| ScenarioError { file: file.to_string(), problems: vec![p] };
         let text = if overrides.is_empty() { src.to_string() } else { apply_overrides(src, overrides).map_err(err)? };
-        let scenario: Scenario = toml::from_str(&text).map_err(|e| err(locate(&text, e.span(), e.message().trim(), overrides)))?;
+        let scenario: Scenario = toml::from_str(&text).map_err(|e| err(locate(&text, e.span(), &crate::error::toml_message(e.message()), overrides)))?;
         let mut scenario = scenario;
         scenario.resolve_presets();
         scenario.resolve_traffic_files(file)?;
-        let doc: toml::Value = toml::from_str(&text).map_err(|e| err(e.message().to_string()))?;
+        let doc: toml::Value = toml::from_str(&text).map_err(|e| err(crate::error::toml_message(e.message())))?;
         // Ranges first: cross-field checks would only repeat what an out-of-range value breaks.
         let mut problems = crate::limits::check_document(&doc);
         if problems.is_empty() {

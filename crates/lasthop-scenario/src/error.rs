@@ -22,6 +22,15 @@ impl fmt::Display for ScenarioError {
 }
 impl std::error::Error for ScenarioError {}
 
+/// What a TOML parse error says, never nothing: the parser gives an empty message for a key whose
+/// value is missing at the end of a file (`duration =`).
+pub(crate) fn toml_message(message: &str) -> String {
+    match message.trim() {
+        "" => "a value is missing after `=` (a quoted string such as \"10s\", a number, true or false, an array or an inline table)".to_string(),
+        m => m.to_string(),
+    }
+}
+
 /// Where a parse error is: "--set PATH=VALUE: " when the value came from an override, else
 /// "line N: PATH: " (the dotted path of the innermost key there), then the message.
 pub(crate) fn locate(text: &str, span: Option<std::ops::Range<usize>>, msg: &str, overrides: &[(String, String)]) -> String {

@@ -26,7 +26,7 @@ pub fn flows_from_toml_str(src: &str, file: &str) -> Result<Scenario, ScenarioEr
     let err = |p: String| ScenarioError { file: file.to_string(), problems: vec![p] };
     let doc = toml_edit::ImDocument::parse(src).map_err(|e| {
         let at = e.span().map(|s| format!("line {}: ", line_of(src, s.start))).unwrap_or_default();
-        err(format!("{at}{}", e.message().trim()))
+        err(format!("{at}{}", crate::error::toml_message(e.message())))
     })?;
     let top = doc.as_table();
     if top.iter().any(|(k, _)| SCENARIO_KEYS.contains(&k)) {

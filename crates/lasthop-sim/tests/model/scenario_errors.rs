@@ -36,6 +36,13 @@ fn error_of(src: &str) -> String {
 }
 
 #[test]
+fn a_value_missing_at_the_end_of_the_file_is_said_so() {
+    // The TOML parser's own message is empty here (issue 24: "error: u.toml: line 2:" alone).
+    let e = error_of("[simulation]\nduration =");
+    assert!(e.starts_with("bad.toml: line 2") && e.contains("a value is missing after `=`"), "{e}");
+}
+
+#[test]
 fn the_good_base_file_loads() {
     let s = Scenario::from_toml_str(GOOD, "good.toml", &[]).unwrap();
     assert_eq!(s.flows.len(), 1);
