@@ -76,6 +76,10 @@ def test_compare_names_what_is_wrong(dirs, tmp_path):
     assert r.returncode == 2 and 'did you mean "goodput_bps"?' in r.stderr
     r = lasthop_cli("compare", str(dirs / "fast"), "--flow", "vocie")
     assert r.returncode == 2 and 'did you mean "voice"?' in r.stderr
+    # The table and the figures at one path: refused before anything is written (issue 24).
+    same = tmp_path / "same"
+    r = lasthop_cli("compare", str(dirs / "fast"), "--out", str(same), "--csv", str(same))
+    assert r.returncode == 2 and "writes there" in r.stderr and not same.exists(), r.stderr
 
 
 def test_plot_series_are_the_runs_values(dirs):
@@ -107,6 +111,9 @@ def test_plot_writes_the_figure_and_explains_what_it_cannot_draw(dirs, tmp_path)
     assert "delay_ms CCDF" in svg and "fraction above" in svg and "fast voice" in svg and "slow bulk" in svg
     r = lasthop_cli("plot", str(dirs / "slow"), "--metric", "delay_ms", "-o", str(tmp_path / "x.png"))
     assert r.returncode == 2 and "need a packet trace: add probes.packets" in r.stderr
+    # A name without a figure suffix is refused, not written as "<name>.png" beside it (issue 24).
+    r = lasthop_cli("plot", str(dirs / "fast"), "--metric", "goodput_bps", "-o", str(tmp_path / "noext"))
+    assert r.returncode == 2 and "ends in .png, .svg, .pdf" in r.stderr and not list(tmp_path.glob("noext*")), r.stderr
     r = lasthop_cli("plot", str(dirs / "sweep"), "--metric", "goodput_bps")
     assert r.returncode == 2 and "a sweep; lasthop plot draws runs" in r.stderr
     with pytest.raises(PlotError, match='did you mean "cwnd_bytes"'):

@@ -353,6 +353,11 @@ def compare(
     seeds) and overlay figures, like flent's plots of several data files."""
     from lasthop.compare import CompareError, metric_table, open_sources, wide_rows, write_figures
 
+    if csv is not None:
+        c, o = csv.resolve(), out.resolve()
+        if c == o or c == o / "compare.html" or o / "figures" in c.parents:
+            raise _error(f"--csv {csv}: --out {out} writes there (compare.html, figures/); give the table a path of its own, "
+                         f"e.g. --csv {o.parent / 'compare.csv'}")
     try:
         sources = open_sources(directories)
         table = metric_table(sources, metric or None, flow or None)

@@ -113,11 +113,18 @@ def _packet_delay(r: _Run, flow: str, name: str, distribution: bool) -> Series |
     return Series(name, None, f["delay_ms"].to_numpy(float), quantiles=f["quantile"].to_numpy(float)) if len(f) else None
 
 
+# What lasthop plot writes.
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
+
 def plot(directories: Iterable[str | Path], metric: str, out: str | Path, flows: Iterable[str] | None = None,
          cdf: bool = False, ccdf: bool = False, log: bool = False) -> Path:
     """Draws `metric` of the runs in `directories` into `out` (.png, .svg or .pdf) and returns it."""
     if cdf and ccdf:
         raise PlotError("--cdf and --ccdf: choose one")
+    if Path(out).suffix.lower() not in FIGURE_SUFFIXES:
+        # matplotlib would add ".png" to a name without one and write beside the path named.
+        raise PlotError(f"--out {out}: a figure file's name ends in {', '.join(FIGURE_SUFFIXES)}, e.g. {Path(out).name or 'plot'}.png")
     from lasthop.report import plotting_missing
 
     missing = plotting_missing()
