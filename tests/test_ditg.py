@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import os
 import random
 import re
 import shutil
@@ -257,6 +258,12 @@ def test_bad_logs_give_one_clear_error(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("error: ") and "byte 432" in r.stderr and "Traceback" not in r.stderr
     r = lasthop_cli("ditg-dec", str(tmp_path / "missing.log"))
     assert r.returncode == 2 and "missing.log" in r.stderr
+    # A FIFO would block the reader forever and /dev/zero never end (issue 24): refused by kind.
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), (Path("/dev/zero"), "a device")):
+        with pytest.raises(DitgLogError, match=f"{path}: .*is {kind}, not a regular file"):
+            decode(path)
     with pytest.raises(DitgLogError, match="no record to import"):
         import_logs(None, DATA / "edge-empty.log")
 

@@ -280,10 +280,23 @@ impl SizeDist {
     }
 }
 
-/// Reads a traffic file named in a scenario, relative to the scenario file's folder.
+/// Reads a traffic file named in a scenario, relative to the scenario file's folder: a regular
+/// file of at most `input::traffic_file_max()` bytes.
 fn read(base: &Path, path: &str, field: &str) -> Result<String, String> {
     let full = base.join(path);
-    std::fs::read_to_string(&full).map_err(|e| format!("{field}: cannot read {:?} ({}): {e}", path, full.display()))
+    crate::input::read_text(&full, crate::input::traffic_file_max(), Some(crate::input::TRAFFIC_FILE_MAX_ENV))
+        .map_err(|e| format!("{field}: cannot read {:?} ({}): {e}", path, full.display()))
+}
+
+/// How a message shows a bad line: quoted once earlier lines held values (a traffic file with a
+/// typo), or when it looks like a number; otherwise not at all, so that the first line of a file
+/// that is no traffic file (a wrong path: `/etc/shadow`) is never echoed.
+fn shown(l: &str, after_values: bool) -> String {
+    match crate::input::quotable(l) {
+        Some(q) => format!("{q:?}"),
+        None if after_values => format!("{:?}", l.chars().take(40).collect::<String>()),
+        None => "the first line".to_string(),
+    }
 }
 
 /// The lines that hold a value, numbered from 1 (blank lines are skipped).
@@ -300,7 +313,7 @@ pub fn read_idt_file(base: &Path, path: &str, field: &str) -> Result<TimeDist, S
             Ok(x) if x.is_finite() && x > 0.0 && x <= 1e9 => ms.push(x),
             _ => {
                 return Err(format!(
-                    "{field}: {path:?} line {n}: {l:?} is not an inter-departure time; valid: one positive number of milliseconds per line (D-ITG's -Ft format)"
+                    "{field}: {path:?} line {n}: {} is not an inter-departure time; valid: one positive number of milliseconds per line (D-ITG's -Ft format)", shown(l, !ms.is_empty())
                 ))
             }
         }
@@ -325,7 +338,7 @@ pub fn read_size_file(base: &Path, path: &str, field: &str) -> Result<SizeDist, 
             Ok(x) if (1..=65_536).contains(&x) => values.push(Bytes(x)),
             _ => {
                 return Err(format!(
-                    "{field}: {path:?} line {n}: {l:?} is not a packet size; valid: one whole number of bytes from 1 to 65536 per line (D-ITG's -Fs format)"
+                    "{field}: {path:?} line {n}: {} is not a packet size; valid: one whole number of bytes from 1 to 65536 per line (D-ITG's -Fs format)", shown(l, !values.is_empty())
                 ))
             }
         }

@@ -88,8 +88,8 @@ impl Scenario {
 
     pub fn from_path(path: &std::path::Path, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let src = std::fs::read_to_string(path)
-            .map_err(|e| ScenarioError { file: file.clone(), problems: vec![format!("cannot read the file: {e}")] })?;
+        let src = crate::input::read_text(path, crate::input::SCENARIO_MAX_BYTES, None)
+            .map_err(|e| ScenarioError { file: file.clone(), problems: vec![format!("cannot read the file: it {e}")] })?;
         Scenario::from_toml_str(&src, &file, overrides)
     }
 

@@ -15,6 +15,7 @@
 //! - [`flows`]      flows, applications, TCP parameters
 //! - [`dists`]      D-ITG's traffic words: IDT and size laws, presets, traffic files
 //! - [`flows_file`] a flows-only file (a generator replays a scenario's flows on a real network)
+//! - [`input`]      files a user names, read as untrusted input (regular files only, size caps)
 //! - [`mechanisms`] packet error generators and Snoop agents on interfaces
 //! - [`topology`]   the graph: hops, routes, path MTUs
 //! - [`limits`]     the valid range of every number (checked on load, published in the schema)
@@ -33,6 +34,7 @@ pub mod document;
 pub mod error;
 pub mod flows;
 pub mod flows_file;
+pub mod input;
 pub mod limits;
 pub mod links;
 pub mod mechanisms;

@@ -141,6 +141,10 @@ fn bad_input_names_the_file_the_field_and_what_is_valid() {
         (format!(r#"{{ type = "stochastic", idt = {{ dist = "file", path = "data/nowhere.txt" }}, {size} }}"#), &["app.idt.path: cannot read \"data/nowhere.txt\""]),
         (format!(r#"{{ type = "stochastic", idt = {{ dist = "file", path = "data/ditg-idt-bad.txt" }}, {size} }}"#), &["\"data/ditg-idt-bad.txt\" line 2: \"abc\" is not an inter-departure time", "milliseconds per line"]),
         (r#"{ type = "preset", name = "dns", count = 0 }"#.to_string(), &["flows.f.app.count = 0 is out of range"]),
+        // Not a traffic file at all (issue 24): a device is refused before it is read (/dev/zero
+        // grew to 9.7 GB), and a file whose first line is no number is not echoed.
+        (format!(r#"{{ type = "stochastic", idt = {{ dist = "file", path = "/dev/zero" }}, {size} }}"#), &["cannot read \"/dev/zero\"", "is a device, not a regular file"]),
+        (format!(r#"{{ type = "stochastic", idt = {{ dist = "file", path = "ditg_apps.rs" }}, {size} }}"#), &["\"ditg_apps.rs\" line 1: the first line is not an inter-departure time"]),
     ];
     for (app, wanted) in cases {
         let e = error_of(&app);

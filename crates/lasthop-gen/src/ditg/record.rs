@@ -198,6 +198,8 @@ pub struct LogReader<R: Read> {
 impl LogReader<BufReader<File>> {
     /// Opens a log file for streaming.
     pub fn open(path: &Path) -> Result<Self, DitgError> {
+        // A FIFO or a device would block or never end: a log is a regular file.
+        lasthop_scenario::input::regular_file(path).map_err(|why| DitgError::io(path, std::io::Error::new(std::io::ErrorKind::InvalidInput, why)))?;
         let f = File::open(path).map_err(|e| DitgError::io(path, e))?;
         Ok(LogReader::new(BufReader::with_capacity(1 << 20, f), path.display().to_string()))
     }
