@@ -6,6 +6,7 @@ import importlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -170,6 +171,16 @@ def test_a_scenario_file_that_is_not_utf8_is_one_line_naming_the_place(tmp_path)
     line = _one_error_line(lasthop_cli("run", str(bad), "--out", str(tmp_path / "out")))
     assert f"{bad}: line 3, column 12: byte 0xe9 is not UTF-8" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_a_fifo_given_as_a_scenario_is_refused_not_waited_on(tmp_path):
+    # open() of a FIFO blocks until a writer comes (issue 24: `lasthop run FIFO` hung).
+    fifo = tmp_path / "scenario.toml"
+    os.mkfifo(fifo)
+    r = subprocess.run([sys.executable, "-m", "lasthop", "run", str(fifo), "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=30)
+    line = _one_error_line(r)
+    assert f"{fifo}: is a FIFO, not a regular file" in line, line
 
 
 def test_an_unknown_bundled_scenario_gets_did_you_mean():

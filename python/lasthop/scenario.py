@@ -23,6 +23,20 @@ def _literal(value: Any) -> str:
     return str(value)
 
 
+
+def _not_regular(p: Path) -> str | None:
+    """What `p` is when it exists and is no regular file ("a FIFO", "a device", ...), else None."""
+    import stat
+
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return None  # missing or unreadable: open() says why
+    if stat.S_ISREG(mode):
+        return None
+    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+
 class Scenario:
     """A validated scenario. Build one with :meth:`from_toml`, :meth:`from_str` or :meth:`bundled`."""
 
@@ -46,6 +60,9 @@ class Scenario:
     def from_toml(cls, path: str | Path, **overrides: Any) -> "Scenario":
         p = Path(path)
         try:
+            kind = _not_regular(p)
+            if kind is not None:  # a FIFO would block the read forever, a device never end
+                raise ScenarioError(f"{p}: is {kind}, not a regular file; a scenario is a TOML file")
             with open(p, "rb") as f:
                 data = f.read(MAX_SCENARIO_BYTES + 1)
         except OSError as e:
