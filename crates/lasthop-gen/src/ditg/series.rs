@@ -67,6 +67,9 @@ struct FlowSeries {
 /// Bitrate, delay, jitter, loss of one line.
 type Line = [f64; 4];
 
+/// Lines a record closes before those no flow can add to any more are written.
+const CLOSE_BATCH: u64 = 4096;
+
 /// Streams the second pass over a log into combined_stats.dat lines.
 pub struct CombinedStats {
     ms: f64,
@@ -76,6 +79,8 @@ pub struct CombinedStats {
     pending: VecDeque<Line>,
     written: u64,
     since_flush: u32,
+    /// The most lines held at once (the memory bound: a batch while a record closes lines).
+    most_held: usize,
 }
 
 impl CombinedStats {
@@ -95,7 +100,7 @@ impl CombinedStats {
                 FlowSeries { remaining: f.packets, first_rx: None, closed: 0, open_start: g, starts_at, acc: IntervalAcc::default() }
             })
             .collect();
-        Ok(CombinedStats { ms, g, flows, pending: VecDeque::new(), written: 0, since_flush: 0 })
+        Ok(CombinedStats { ms, g, flows, pending: VecDeque::new(), written: 0, since_flush: 0, most_held: 0 })
     }
 
     /// One record of the log (in file order), of the flow `flow` of the first pass; records
@@ -112,13 +117,24 @@ impl CombinedStats {
             rx
         });
         if rx - f.open_start > ms / 1000.0 {
-            let mut pending = Pending { lines: &mut self.pending, written: self.written };
-            for _ in 0..lines_to_close(rx, g, ms, f.closed) {
-                pending.add(f.closed, close_line(&mut f.acc, f.closed, ms, g, first_rx));
-                f.closed += 1;
+            // A record long after the previous one closes as many lines as fit between them
+            // (82.8 million for 23 h at -c 1): written as they close, so memory holds a batch.
+            let mut to_close = lines_to_close(rx, g, ms, f.closed);
+            while to_close > 0 {
+                let f = &mut self.flows[flow];
+                let mut pending = Pending { lines: &mut self.pending, written: self.written };
+                for _ in 0..to_close.min(CLOSE_BATCH) {
+                    pending.add(f.closed, close_line(&mut f.acc, f.closed, ms, g, first_rx));
+                    f.closed += 1;
+                }
+                to_close -= to_close.min(CLOSE_BATCH);
+                self.most_held = self.most_held.max(self.pending.len());
+                self.flush(out, false)?;
             }
+            let f = &mut self.flows[flow];
             f.open_start = f.closed as f64 * ms / 1000.0 + g;
         }
+        let f = &mut self.flows[flow];
         add_record(&mut f.acc, r, d);
         f.remaining -= 1;
         if f.remaining == 0 {
@@ -252,5 +268,59 @@ fn add_record(a: &mut IntervalAcc, r: &Record, d: f64) {
     if seq > a.seen.wrapping_add(a.lost_total) {
         a.lost = a.lost.wrapping_add(seq.wrapping_sub(a.seen).wrapping_sub(a.lost_total));
         a.lost_total = seq.wrapping_sub(a.seen);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ditg::record::{Addr, TimeOfDay};
+
+    fn record(seq: u32, hour: u32) -> Record {
+        Record {
+            flow_id: 1,
+            seq,
+            src_port: 9000,
+            dst_port: 8999,
+            tx: TimeOfDay { hour, minute: 0, second: 0.0 },
+            rx: TimeOfDay { hour, minute: 0, second: 0.010 },
+            size: 512,
+            src_addr: Addr::new("10.0.0.1"),
+            dst_addr: Addr::new("10.0.0.2"),
+        }
+    }
+
+    /// Counts the lines written, holding none of them.
+    #[derive(Default)]
+    struct LineCount(u64);
+
+    impl Write for LineCount {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_record_hours_after_the_previous_writes_its_lines_as_they_close() {
+        // Two records of one flow 1 h apart, -c 1: the second closes ceil(3 600 000) − 1 =
+        // 3 599 999 one-millisecond intervals (hand count with ITGDec's rule, module doc), and the
+        // last record adds the last line: 3 600 000 lines. They are written while the record
+        // closes them: at most a batch is held (issue 24: a 23 h gap held 82.8 million lines,
+        // 2.2 GB, until the process aborted).
+        let (a, b) = (record(0, 0), record(1, 1));
+        let mut dec = Decoder::new();
+        dec.push(&a);
+        dec.push(&b);
+        let mut out = LineCount::default();
+        let mut cs = CombinedStats::new(&dec, 1.0).unwrap();
+        cs.push(&a, 0, &mut out).unwrap();
+        cs.push(&b, 0, &mut out).unwrap();
+        assert!(cs.most_held <= 4096 + 1, "{} lines held at once (a batch is 4 096)", cs.most_held);
+        cs.finish(&mut out).unwrap();
+        assert_eq!(out.0, 3_600_000);
     }
 }
