@@ -331,6 +331,8 @@ pub fn import_logs(sender: Option<&Path>, receiver: Option<&Path>, opts: &Import
         None => false,
     };
     let (clock, span_s, flows) = clock_of(&logs)?;
+    let max_flows = std::env::var(MAX_IMPORT_FLOWS_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(MAX_IMPORT_FLOWS);
+    check_flow_count(flows, max_flows, &logs)?;
     check_interval_rows(opts.interval, span_s, flows)?;
     let keep_send_times = round_trip && receiver.is_some();
     let mut im = Importer { opts: *opts, keep_send_times, clock, flows: Vec::new(), index: BTreeMap::new(), records: 0 };
@@ -369,6 +371,23 @@ struct Logs<'a> {
 /// The per-interval table of `flows` flows over `span_s` seconds must keep within the budget
 /// a scenario has ([`MAX_INTERVAL_ROWS`]): a day-long log at a 1 µs interval would otherwise
 /// ask for 8.6·10^10 interval slots per flow.
+/// The most flows an import holds: each keeps its meters (~100 KB: the IPDV window, the
+/// histograms), so 4 096 flows take ~400 MB; [`MAX_IMPORT_FLOWS_ENV`] raises it.
+pub const MAX_IMPORT_FLOWS: usize = 4096;
+pub const MAX_IMPORT_FLOWS_ENV: &str = "LASTHOP_MAX_IMPORT_FLOWS";
+
+/// Refuses logs of more than `max` flows before any flow's meters exist.
+fn check_flow_count(flows: usize, max: usize, logs: &[&Path]) -> Result<(), DitgError> {
+    if flows <= max {
+        return Ok(());
+    }
+    let names = logs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    Err(DitgError::Argument(format!(
+        "{names}: {flows} flows (distinct flow id, addresses and ports), above the {max} an import holds (each keeps its \
+         meters, ~100 KB); {MAX_IMPORT_FLOWS_ENV}=<flows> raises the limit"
+    )))
+}
+
 fn check_interval_rows(interval: Duration, span_s: f64, flows: usize) -> Result<(), DitgError> {
     if interval.0 == 0 {
         return Err(DitgError::Argument("--interval 0: the interval must be positive, e.g. 100ms".into()));
@@ -467,6 +486,16 @@ fn report(im: Importer, logs: &Logs, end: Time, span_s: f64) -> Imported {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn logs_of_more_flows_than_an_import_holds_are_refused_naming_the_limit() {
+        // 20 000 one-record flows took 1.97 GB (issue 24); refused before any meter exists.
+        let logs = [Path::new("many.log")];
+        assert!(check_flow_count(4096, MAX_IMPORT_FLOWS, &logs).is_ok());
+        let e = check_flow_count(20_000, MAX_IMPORT_FLOWS, &logs).unwrap_err().to_string();
+        assert!(e.starts_with("many.log: 20000 flows") && e.contains("above the 4096 an import holds"), "{e}");
+        assert!(e.contains("LASTHOP_MAX_IMPORT_FLOWS=<flows> raises the limit"), "{e}");
+    }
+
     use super::*;
 
     #[test]
