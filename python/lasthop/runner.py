@@ -30,8 +30,9 @@ FIRST_STEP_S = 0.01
 CHUNK_WALL_S = 0.2
 
 # Rows (interval rows and trace samples) the core may hold before a run written to a directory
-# hands them over to files there: 16-90 MB (a queue sample takes 16 bytes, a TCP trace sample
-# about 90), so that memory does not grow with simulated time. A short run never reaches it and
+# hands them over to files there: 4-24 MB (a queue sample takes 16 bytes, a TCP trace sample
+# about 90), so that memory does not grow with simulated time (2^20 peaked ~40 MB higher over a
+# one-hour home run, BENCHMARKS.md "Long runs"). A short run never reaches it and
 # is written at its end, as a run without a directory always is.
 SPOOL_ROWS = 1 << 18
 
