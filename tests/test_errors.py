@@ -183,6 +183,37 @@ def test_a_fifo_given_as_a_scenario_is_refused_not_waited_on(tmp_path):
     assert f"{fifo}: is a FIFO, not a regular file" in line, line
 
 
+def test_a_damaged_results_directory_is_one_line_naming_the_file(tmp_path):
+    # Results directories are read as untrusted input (issue 24: each of these ended in
+    # "internal error"): an empty index, a file that is no Parquet, a foreign table, and an
+    # intervals table without rows under a log-scaled CCDF.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import shutil
+
+    good = tmp_path / "good"
+    lasthop.run("dumbbell", out=good, duration="2s")
+
+    def damaged(name, harm):
+        d = tmp_path / name
+        shutil.copytree(good, d)
+        harm(d)
+        return d
+
+    a = damaged("index", lambda d: (d / "traces" / "index.json").write_text(""))
+    line = _one_error_line(lasthop_cli("plot", str(a), "--metric", "goodput_bps", "-o", str(tmp_path / "a.png")))
+    assert f"{a / 'traces' / 'index.json'}: not readable as the JSON lasthop writes" in line, line
+    b = damaged("garbage", lambda d: (d / "traces" / "tcp__bulk.parquet").write_bytes(b"garbage"))
+    line = _one_error_line(lasthop_cli("report", str(b)))
+    assert f"{b / 'traces' / 'tcp__bulk.parquet'}: not a Parquet file lasthop wrote" in line, line
+    c = damaged("foreign", lambda d: pq.write_table(pa.table({"x": [1]}), d / "intervals.parquet"))
+    with pytest.raises(OutputError, match=r"intervals.parquet: lacks the columns flow, t_start_s of the intervals table"):
+        Results.load(c)
+    e = damaged("empty", lambda d: pq.write_table(pq.read_table(d / "intervals.parquet").slice(0, 0), d / "intervals.parquet"))
+    line = _one_error_line(lasthop_cli("plot", str(e), "--metric", "goodput_bps", "--ccdf", "--log", "-o", str(tmp_path / "e.png")))
+    assert "--metric goodput_bps: nothing to draw" in line, line
+
+
 def test_an_unknown_bundled_scenario_gets_did_you_mean():
     line = _one_error_line(lasthop_cli("run", "hoem"))
     assert 'did you mean "home"' in line and "bundled: dumbbell, home" in line

@@ -145,6 +145,10 @@ def plot(directories: Iterable[str | Path], metric: str, out: str | Path, flows:
         if n not in names:
             raise PlotError(f"--flow {n!r}: no such flow{did_you_mean(n, names)} (flows: {', '.join(names)})")
     series = collect(runs, metric, wanted, cdf or ccdf)
+    if series and not any(np.isfinite(s.y).any() for s in series):
+        raise PlotError(f"--metric {metric}: nothing to draw; the runs hold no value of it (an empty or damaged intervals table?)")
+    if log and series and not any((np.isfinite(s.y) & (s.y > 0)).any() for s in series):
+        raise PlotError(f"--log: every value of {metric} is 0 or less, which a logarithmic axis cannot show; drop --log")
     if not series:
         why = ("per-packet delays over time need a packet trace: add probes.packets = [...] to the scenario"
                if metric == PACKET_DELAY else "no flow of these runs has it (TCP traces: probes.tcp = [...])")

@@ -364,6 +364,57 @@ class RunSpool:
         self._remove()
 
 
+def _json_file(path: Path, kind: type) -> Any:
+    """A JSON file lasthop wrote, of top-level `kind`; OutputError naming it otherwise."""
+    try:
+        value = json.loads(path.read_bytes()[:64 << 20])
+    except (OSError, ValueError) as e:
+        raise OutputError(f"{path}: not readable as the JSON lasthop writes ({e}); the directory is damaged: run the scenario again") from None
+    if not isinstance(value, kind):
+        raise OutputError(f"{path}: a JSON {type(value).__name__} where lasthop writes an object; the directory is damaged: run the scenario again")
+    return value
+
+
+# Columns every table of a kind has (what readers rely on): by the table name's first part.
+_REQUIRED_COLUMNS = {"intervals": ("flow", "t_start_s"), "delay_cdf": ("flow", "quantile", "delay_ms"),
+                     "tcp": ("time_s",), "queue": ("time_s", "packets"), "wlan": ("time_s", "packets"),
+                     "packets": ("pkt_seq", "sent_s")}
+
+
+def table_files(d: Path) -> dict[str, Path]:
+    """The tables of run directory `d` — its intervals and the traces its index lists — each
+    checked to be a Parquet file with the columns lasthop writes; OutputError naming the file and
+    what is wrong otherwise (a missing, truncated or foreign file, an unreadable index)."""
+    index_file = d / "traces" / "index.json"
+    if index_file.exists():
+        index = _json_file(index_file, dict)
+    else:  # written before the index existed: every trace file there
+        index = {p.stem: p.stem for p in sorted((d / "traces").glob("*.parquet"))}
+    files = {}
+    for stem, name in index.items():
+        if not isinstance(name, str) or not isinstance(stem, str) or "/" in stem or stem.startswith("."):
+            raise OutputError(f"{index_file}: entry {stem!r}: {name!r} is not a trace of this directory; the directory is damaged")
+        files[name] = d / "traces" / f"{stem}.parquet"
+    files["intervals"] = d / "intervals.parquet"
+    for name, path in files.items():
+        _check_table(name, path)
+    return files
+
+
+def _check_table(name: str, path: Path) -> None:
+    damaged = "the directory is damaged: run the scenario again"
+    if not path.is_file():
+        listed = "the run writes it" if name == "intervals" else "traces/index.json lists it"
+        raise OutputError(f"{path}: missing, though {listed}; {damaged}")
+    try:
+        columns = pq.read_schema(path).names
+    except Exception as e:  # noqa: BLE001 - pyarrow's errors for a file that is no Parquet vary
+        raise OutputError(f"{path}: not a Parquet file lasthop wrote ({type(e).__name__}); {damaged}") from None
+    missing = [c for c in _REQUIRED_COLUMNS.get(name.split("/")[0], ()) if c not in columns]
+    if missing:
+        raise OutputError(f"{path}: lacks the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} of the {name.split('/')[0]} table; {damaged}")
+
+
 class Results:
     """One run's results. ``summary`` is a dict; ``flows``, ``intervals`` and ``trace(name)`` are
     DataFrames."""
@@ -493,21 +544,14 @@ class Results:
         d = Path(directory)
         if directory_kind(d) != "run":
             raise OutputError(f"{d}: not a lasthop run results directory (no summary.json written by lasthop run)")
-        summary = json.loads((d / "summary.json").read_text())
+        summary = _json_file(d / "summary.json", dict)
         summary.pop("format", None)
-        index_file = d / "traces" / "index.json"
-        if index_file.exists():
-            index = json.loads(index_file.read_text())
-        else:  # written before the index existed: every trace file there
-            index = {p.stem: p.stem for p in sorted((d / "traces").glob("*.parquet"))}
+        if not isinstance(summary.get("flows"), list):
+            raise OutputError(f"{d / 'summary.json'}: no list of flows; the directory is damaged: run the scenario again")
         res = cls(summary, {}, d)
-        # Read when asked for (a long run's traces can be larger than memory wants).
-        res.trace_files = {name: d / "traces" / f"{stem}.parquet" for stem, name in index.items()}
-        res.trace_files["intervals"] = d / "intervals.parquet"
-        for name, path in res.trace_files.items():
-            if not path.is_file():
-                raise OutputError(f"{path}: missing, though {'the run writes it' if name == 'intervals' else 'traces/index.json lists it'}; "
-                                  "the directory is damaged: run the scenario again")
+        # Read when asked for (a long run's traces can be larger than memory wants); checked
+        # now, so that a damaged file is named here rather than failing a reader later.
+        res.trace_files = table_files(d)
         return res
 
     def __repr__(self) -> str:

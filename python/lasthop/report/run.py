@@ -69,16 +69,11 @@ class RunData:
             return
         if directory_kind(directory) != "run":
             raise OutputError(f"{directory}: not a lasthop run results directory (no summary.json written by lasthop run)")
-        self.summary = json.loads((directory / "summary.json").read_text())
+        loaded = Results.load(directory)  # every file checked: a damaged one is named, not met later
+        self.summary = loaded.summary
         self._tables = {}
-        index_file = directory / "traces" / "index.json"
-        if index_file.exists():
-            index = json.loads(index_file.read_text())
-        else:  # written before the index existed
-            index = {p.stem: p.stem for p in sorted((directory / "traces").glob("*.parquet"))}
-        self._files = {name: directory / "traces" / f"{stem}.parquet" for stem, name in index.items()}
-        self._files["intervals"] = directory / "intervals.parquet"
-        self.trace_names = list(index.values())
+        self._files = dict(loaded.trace_files)
+        self.trace_names = loaded.traces
 
     def reduced(self, name: str, columns: list[str], t_end: float, step: bool = False) -> dict:
         """envelope.reduce of each of `columns` over the table's "time_s", read piece by piece
