@@ -60,12 +60,12 @@ WORLDS = {"simulate": "simulated", "emulate": "emulated", "measure": "measured",
 
 
 def run_summary(core: dict, *, world: str, scenario_name: str, scenario_file: str, overrides: dict, wall_s: float,
-                **sections: Any) -> dict:
+                emulator: dict | None = None, measure: dict | None = None) -> dict:
     """summary.json of a run of any world: lasthop's version, the scenario's name, file and
-    overrides, the world, the seed, the wall clock, then the core's run report (`core`, parsed)
-    and the world's own `sections` (``emulator``, ``measure``). The wall clock's rates are those
-    the world has: events per second where events were processed, simulated (or emulated)
-    seconds per wall second where time was modelled."""
+    overrides, the world, the seed, the wall clock, the emulator's section (emulated runs), the
+    core's run report (`core`, parsed), the measure section (measured runs). The wall clock's
+    rates are those the world has: events per second where events were processed, simulated (or
+    emulated) seconds per wall second where time was modelled."""
     assert world in WORLDS, world
     core = dict(core)
     events = core.get("events_processed") if world in ("simulate", "import") else None
@@ -76,8 +76,8 @@ def run_summary(core: dict, *, world: str, scenario_name: str, scenario_file: st
         clock["simulated_s_per_wall_s"] = core["simulated_s"] / wall_s if modelled and wall_s > 0 else None
     head = {"lasthop_version": _core.__version__, "scenario_name": scenario_name, "scenario_file": scenario_file,
             "overrides": overrides, "world": world, "seed": core.pop("seed"), WALL_CLOCK_KEY: clock}
-    return {**head, **{k: v for k, v in sections.items() if k == "emulator"}, **core,
-            **{k: v for k, v in sections.items() if k != "emulator"}}
+    return {**head, **({"emulator": emulator} if emulator is not None else {}), **core,
+            **({"measure": measure} if measure is not None else {})}
 
 
 def world_of(summary: dict) -> str:

@@ -216,12 +216,8 @@ def reduce_pieces(pieces: Callable[[], Iterable[tuple[np.ndarray, list[np.ndarra
                   t_end: float, columns: int, step: bool = False) -> list[Raw | Envelope]:
     """:func:`reduce` of `columns` series of `n` samples sharing one time axis whose last time is
     `t_last`, read through `pieces()` (called once)."""
-    if not is_dense(n):
-        ts, ys = [], [[] for _ in range(columns)]
-        for t, y in pieces():
-            ts.append(np.asarray(t, dtype=np.float64))
-            for acc, v in zip(ys, y):
-                acc.append(np.asarray(v, dtype=np.float64))
-        t_all = np.concatenate(ts) if ts else np.empty(0)
-        return [Raw(t_all, np.concatenate(v) if v else np.empty(0), step) for v in ys]
+    if not is_dense(n):  # few samples: drawn one by one, as reduce() draws them
+        got = list(pieces())
+        t = np.concatenate([p[0] for p in got]) if got else np.empty(0)
+        return [reduce(t, np.concatenate([p[1][i] for p in got]) if got else np.empty(0), t_end, step) for i in range(columns)]
     return envelopes(pieces(), 0.0, max(t_end, t_last), columns, BINS, step=step)

@@ -80,8 +80,9 @@ class RunData:
         (a long run's trace is never in memory whole); {} for a table without rows."""
         if name in self._tables:
             t = self._tables[name]
-            n, pieces = t.num_rows, lambda: [(_numpy(t.column("time_s")), [_numpy(t.column(c)) for c in columns])]
-            t_last = float(_numpy(t.column("time_s"))[-1]) if n else 0.0
+            time_s = _numpy(t.column("time_s"))
+            n, pieces = t.num_rows, lambda: [(time_s, [_numpy(t.column(c)) for c in columns])]
+            t_last = float(time_s[-1]) if n else 0.0
         else:
             f = pq.ParquetFile(self._files[name])
             n = f.metadata.num_rows
