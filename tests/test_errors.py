@@ -214,6 +214,97 @@ def test_a_damaged_results_directory_is_one_line_naming_the_file(tmp_path):
     assert "--metric goodput_bps: nothing to draw" in line, line
 
 
+@pytest.mark.parametrize("harm", ["empty-object", "truncated", "empty-intervals", "symlink"])
+def test_a_sweep_reruns_a_damaged_cached_run_and_says_so(tmp_path, harm):
+    # Issue 24: a sweep resumed over a cached run whose summary.json is {} or truncated, or whose
+    # intervals.parquet is empty, died with KeyError: 'flows'. It must run that run again.
+    out = tmp_path / "sweep"
+    args = ("sweep", "dumbbell", "--grid", "links.bottleneck.rate=5Mbps,10Mbps", "--set", "simulation.duration=1s",
+            "--workers", "1", "--no-report", "--out", str(out))
+    assert lasthop_cli(*args).returncode == 0
+    runs = sorted((out / "runs").iterdir())
+    assert len(runs) == 2
+    victim, kept = runs
+    kept_summary = (kept / "summary.json").read_bytes()
+    first = json.loads((victim / "summary.json").read_text())
+    outside = tmp_path / "outside"
+    if harm == "empty-object":
+        (victim / "summary.json").write_text("{}")
+    elif harm == "truncated":
+        (victim / "summary.json").write_bytes((victim / "summary.json").read_bytes()[:100])
+    elif harm == "empty-intervals":
+        (victim / "intervals.parquet").write_bytes(b"")
+    else:  # a run directory replaced by a link to a directory outside the sweep
+        import shutil
+
+        shutil.move(victim, outside)
+        victim.symlink_to(outside, target_is_directory=True)
+    r = lasthop_cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("the cached run was damaged and ran again") == 1, r.stderr
+    assert str(victim) in r.stderr and "Traceback" not in r.stderr
+    assert victim.is_dir() and not victim.is_symlink()
+    assert json.loads((victim / "summary.json").read_text())["flows"] == first["flows"], "the same run, run again"
+    assert (kept / "summary.json").read_bytes() == kept_summary, "the intact run was not rerun"
+    if harm == "symlink":
+        assert (outside / "summary.json").exists(), "nothing outside the sweep was removed"
+    import pandas as pd
+
+    assert len(pd.read_parquet(out / "flows.parquet")["run_id"].unique()) == 2
+
+
+def test_a_damaged_sweep_directory_is_one_line_naming_the_file(tmp_path):
+    out = tmp_path / "sweep"
+    assert lasthop_cli("sweep", "dumbbell", "--grid", "links.bottleneck.rate=5Mbps,10Mbps", "--set", "simulation.duration=1s",
+                       "--workers", "1", "--no-report", "--out", str(out)).returncode == 0
+    victim = sorted((out / "runs").iterdir())[0]
+    (victim / "summary.json").write_text('{"flows": 3}')
+    line = _one_error_line(lasthop_cli("report", str(out)))
+    assert f"{victim / 'summary.json'}: no list of named flows" in line and "lasthop sweep" in line, line
+    meta = json.loads((out / "sweep.json").read_text())
+    meta["runs"][0]["run_id"] = "../../../etc"
+    (out / "sweep.json").write_text(json.dumps(meta))
+    for command in (["report", str(out)], ["compare", str(out), "--out", str(tmp_path / "c")], ["export", str(out)]):
+        line = _one_error_line(lasthop_cli(*command))
+        assert f"{out / 'sweep.json'}: runs[0] is not a run lasthop writes" in line, (command, line)
+
+
+def test_writes_replace_a_symlink_planted_in_a_results_directory_never_follow_it(tmp_path):
+    # Issue 24: with DIR/report.html linked to an outside file, `lasthop report DIR` overwrote
+    # that file; export and report --png likewise.
+    d = tmp_path / "run"
+    assert lasthop_cli("run", "dumbbell", *SHORT, "--out", str(d)).returncode == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (d / "report.html").symlink_to(victim)
+    r = lasthop_cli("report", str(d))
+    assert r.returncode == 0, r.stderr
+    assert victim.read_text() == "precious" and not (d / "report.html").is_symlink()
+    assert (d / "report.html").stat().st_mode & 0o777 == 0o666 & ~_umask(), "the mode a plain open gives"
+    # A planted figures/ directory link is refused by name, and nothing is written or removed there.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.png").write_bytes(b"png")
+    (d / "figures").symlink_to(elsewhere, target_is_directory=True)
+    line = _one_error_line(lasthop_cli("report", str(d), "--png"))
+    assert f"{d / 'figures'}: is a symlink" in line, line
+    assert [p.name for p in elsewhere.iterdir()] == ["keep.png"]
+    # export into the run directory: the flent file's name planted as a link.
+    r = lasthop_cli("export", str(d))
+    assert r.returncode == 0, r.stderr
+    (written,) = [p for p in d.iterdir() if p.name.endswith(".flent.gz")]
+    written.unlink()
+    written.symlink_to(victim)
+    assert lasthop_cli("export", str(d)).returncode == 0
+    assert victim.read_text() == "precious" and not written.is_symlink()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def test_an_unknown_bundled_scenario_gets_did_you_mean():
     line = _one_error_line(lasthop_cli("run", "hoem"))
     assert 'did you mean "home"' in line and "bundled: dumbbell, home" in line

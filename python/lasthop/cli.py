@@ -23,7 +23,7 @@ from rich.text import Text
 
 from lasthop import _core
 from lasthop.errors import OutputError, ScenarioError, SimulationError
-from lasthop.files import check_output, directory_kind, safe_name
+from lasthop.files import check_output, directory_kind, replace_file, safe_name
 from lasthop.results import world_of
 from lasthop.runner import as_scenario, run as run_scenario
 
@@ -308,6 +308,8 @@ def sweep(
             sweep_report(directory, progress=report_progress.report)
         finally:
             report_progress.close()
+    for why in res.rerun.values():
+        err.print(f"[yellow]warning:[/yellow] {escape(why.split('; ')[0])}; the cached run was damaged and ran again", highlight=False)
     console.print(Text(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)"))
     seeds_warning = res.seeds_warning()
     if seeds_warning:
@@ -371,7 +373,7 @@ def compare(
         t.add_row(*(Text(c) for c in r))
     console.print(t)
     if csv is not None:
-        table.to_csv(csv, index=False)
+        replace_file(csv, lambda f: table.to_csv(f, index=False))
     page = write_figures(sources, table, out)
     console.print(Text(f"figures: {page} ({out}/figures/)" + (f", table: {csv}" if csv else "")))
     _warn_if_not_drawn()
@@ -542,7 +544,7 @@ def reproduce(
     console.print(t)
     for note in r.notes:
         console.print(f"• {note}")
-    r.table.to_csv(directory / f"{name}.csv", index=False)
+    replace_file(directory / f"{name}.csv", lambda f: r.table.to_csv(f, index=False))
     console.print(f"figures and table: {directory}/")
 
 
@@ -551,7 +553,7 @@ def schema(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write t
     """Print the JSON Schema of scenario files."""
     text = _core.json_schema() + "\n"
     if out:
-        out.write_text(text)
+        replace_file(out, text)
     else:
         typer.echo(text, nl=False)
 
@@ -591,7 +593,7 @@ def scenarios_export(
     if target.exists() and not force and target.read_bytes() != text.encode("utf-8"):
         raise _error(f"{target}: exists and differs from the bundled {name}; add --force to replace it")
     directory.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    replace_file(target, text.encode("utf-8"))
     console.print(Text(f"wrote {target} (lasthop run {target})"))
 
 

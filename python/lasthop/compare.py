@@ -14,7 +14,6 @@ packets) over time, one panel per flow, one line per run.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Iterable
 
 from lasthop._lazy import LazyModule
 from lasthop.errors import did_you_mean, did_you_mean_path
-from lasthop.files import directory_kind
+from lasthop.files import directory_kind, replace_file
 from lasthop.quantities import SI_SUFFIX
 
 pd = LazyModule("pandas")
@@ -69,6 +68,8 @@ class Source:
 
 def open_sources(directories: Iterable[str | Path]) -> list[Source]:
     """The directories as Sources, each labelled by its name (made unique by its parents)."""
+    from lasthop.sweep import read_sweep_meta
+
     sources = []
     for d in map(Path, directories):
         kind = directory_kind(d)
@@ -77,7 +78,7 @@ def open_sources(directories: Iterable[str | Path]) -> list[Source]:
                 raise CompareError(f"{d}: no such directory{did_you_mean_path(d)}")
             raise CompareError(f"{d}: not a lasthop results directory (no summary.json of lasthop run, "
                                "no sweep.json of lasthop sweep)")
-        params = [g["path"] for g in json.loads((d / "sweep.json").read_text()).get("grids", [])] if kind == "sweep" else []
+        params = [g["path"] for g in read_sweep_meta(d).get("grids", [])] if kind == "sweep" else []
         sources.append(Source(d, kind, params=params))
     if not sources:
         raise CompareError("no directories to compare")
@@ -102,9 +103,9 @@ def _flows(source: Source):
         from lasthop.sweep import SweepResults
 
         return SweepResults.load(source.directory).flows
-    from lasthop.results import flows_frame
+    from lasthop.results import flows_frame, read_summary
 
-    return flows_frame(json.loads((source.directory / "summary.json").read_text()))
+    return flows_frame(read_summary(source.directory))
 
 
 def metric_table(sources: list[Source], metrics: Iterable[str] | None = None, flows: Iterable[str] | None = None):
@@ -214,7 +215,7 @@ def write_figures(sources: list[Source], table, out: Path) -> Path:
     html = page.page(context, "Each directory's flows side by side (lasthop compare).", items,
                      page.table(columns, rows, numeric_from=len(columns) - len(metrics)), note)
     path = out / "compare.html"
-    path.write_text(html, encoding="utf-8")
+    replace_file(path, html.encode("utf-8"))
     return path
 
 
@@ -275,6 +276,13 @@ def _without(point: str, parameter: str) -> str:
     return ", ".join(p for p in point.split(", ") if p and not p.startswith(f"{parameter}="))
 
 
+def _simulated_s(run_dir: Path) -> float:
+    from lasthop.results import read_summary
+
+    end = read_summary(run_dir).get("simulated_s", 0.0)
+    return float(end) if isinstance(end, (int, float)) else 0.0
+
+
 def _over_time_figure(runs: list[Source], column: str, flows: list[str], context: str):
     from matplotlib.ticker import MaxNLocator
 
@@ -285,7 +293,7 @@ def _over_time_figure(runs: list[Source], column: str, flows: list[str], context
     colors = draw.flow_colors([s.label for s in runs])
     for s in runs:
         iv = pd.read_parquet(s.directory / "intervals.parquet", columns=["flow", "t_start_s", column])
-        end = float(json.loads((s.directory / "summary.json").read_text()).get("simulated_s", 0.0))
+        end = _simulated_s(s.directory)
         for ax, flow in zip(panels.axes, flows):
             f = iv[iv["flow"] == flow]
             if len(f):

@@ -21,6 +21,7 @@ The rules (README, "Errors and limits"):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -28,7 +29,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 from lasthop.errors import OutputError
 
@@ -141,14 +142,44 @@ def _remove(p: Path) -> None:
         p.unlink()
 
 
-def replace_file(path: Path, data: bytes | str) -> None:
-    """Writes `path` by a rename from a temporary file beside it: readers see the old content or
-    the new, never half of it."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def replace_file(path: str | Path, data: bytes | str | Callable[[BinaryIO], None]) -> Path:
+    """Writes `path` by a rename from a fresh temporary file beside it: readers see the old
+    content or the new, never half of it, and a symlink planted at `path` is replaced, never
+    written through. `data` is the content, or a function that writes it to a binary file
+    (``fig.savefig``, ``frame.to_csv``). The file gets the mode a plain ``open`` would give."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
+            if callable(data):
+                data(f)
+            else:
+                f.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path
+
+
+@functools.cache
+def _umask() -> int:
+    """The process's umask, read once (setting and restoring it races other threads' files)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def subdirectory(d: Path, name: str) -> Path:
+    """`d`/`name`, created if missing, where lasthop writes its own files (a report's
+    ``figures/``); OutputError if something planted there is a symlink or not a directory, so
+    that no write lands outside `d`."""
+    sub = d / name
+    if sub.is_symlink():
+        raise OutputError(f"{sub}: is a symlink; lasthop writes {name}/ inside the results directory and does not "
+                          f"follow links out of it: remove {sub} and run again")
+    if sub.exists() and not sub.is_dir():
+        raise OutputError(f"{sub}: is a file where lasthop writes its directory {name}/: remove it and run again")
+    sub.mkdir(parents=True, exist_ok=True)
+    return sub

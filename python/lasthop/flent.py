@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from lasthop.errors import OutputError, did_you_mean
-from lasthop.files import directory_kind, safe_name
+from lasthop.files import directory_kind, replace_file, safe_name
 from lasthop.results import Results
 
 FILEFORMAT_VERSION = 4  # flent/resultset.py FILEFORMAT_VERSION
@@ -266,7 +266,7 @@ def export_flent(directory: str | Path, out: str | Path | None = None, flows: It
         target = Path(out) if out is not None else d
         path = target if target.name.endswith(SUFFIX) and not target.is_dir() else target / data["metadata"]["DATA_FILENAME"]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(dumps(data))
+        replace_file(path, dumps(data))
         return [path]
     if kind == "sweep":
         return _export_sweep(d, Path(out) if out is not None else d / "flent", flows)
@@ -274,7 +274,9 @@ def export_flent(directory: str | Path, out: str | Path | None = None, flows: It
 
 
 def _export_sweep(d: Path, out: Path, flows: Iterable[str] | None) -> list[Path]:
-    meta = json.loads((d / "sweep.json").read_text())
+    from lasthop.sweep import read_sweep_meta
+
+    meta = read_sweep_meta(d)
     params = [g["path"] for g in meta.get("grids", [])]
     batch_uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, "lasthop:" + ",".join(r["run_id"] for r in meta["runs"])))
     out.mkdir(parents=True, exist_ok=True)
@@ -286,6 +288,6 @@ def _export_sweep(d: Path, out: Path, flows: Iterable[str] | None) -> list[Path]
         batch = {"name": meta.get("scenario_name"), "title": ", ".join(params) or None, "uuid": batch_uuid}
         data = flent_data(run_dir, flows, batch)
         path = out / data["metadata"]["DATA_FILENAME"]
-        path.write_bytes(dumps(data))
+        replace_file(path, dumps(data))
         written.append(path)
     return written

@@ -27,6 +27,7 @@ from typing import Iterable
 from lasthop._lazy import LazyModule
 from lasthop.compare import CompareError, metric_unit, open_sources
 from lasthop.errors import did_you_mean
+from lasthop.files import replace_file
 
 np = LazyModule("numpy")
 pd = LazyModule("pandas")
@@ -159,7 +160,7 @@ def plot(directories: Iterable[str | Path], metric: str, out: str | Path, flows:
     from lasthop.report.draw import METADATA_PNG, METADATA_SVG
 
     metadata = METADATA_SVG if path.suffix == ".svg" else METADATA_PNG if path.suffix == ".png" else None
-    fig.savefig(path, dpi=100, metadata=metadata)
+    replace_file(path, lambda f: fig.savefig(f, format=path.suffix[1:], dpi=100, metadata=metadata))
     return path
 
 

@@ -364,7 +364,7 @@ class RunSpool:
         self._remove()
 
 
-def _json_file(path: Path, kind: type) -> Any:
+def json_file(path: Path, kind: type) -> Any:
     """A JSON file lasthop wrote, of top-level `kind`; OutputError naming it otherwise."""
     try:
         value = json.loads(path.read_bytes()[:64 << 20])
@@ -373,6 +373,28 @@ def _json_file(path: Path, kind: type) -> Any:
     if not isinstance(value, kind):
         raise OutputError(f"{path}: a JSON {type(value).__name__} where lasthop writes an object; the directory is damaged: run the scenario again")
     return value
+
+
+def read_summary(d: Path) -> dict:
+    """summary.json of run directory `d`, checked to hold what readers rely on (a list of flows,
+    each an object with a name); OutputError naming the file otherwise."""
+    path = d / "summary.json"
+    summary = json_file(path, dict)
+    flows = summary.get("flows")
+    if not isinstance(flows, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str) for f in flows):
+        raise OutputError(f"{path}: no list of named flows; the directory is damaged: run the scenario again")
+    return summary
+
+
+def run_damage(d: Path) -> str | None:
+    """What is wrong with the finished run in directory `d` (its summary.json or intervals.parquet
+    missing, unreadable or foreign), None if nothing is."""
+    try:
+        read_summary(d)
+        _check_table("intervals", d / "intervals.parquet")
+    except OutputError as e:
+        return str(e)
+    return None
 
 
 # Columns every table of a kind has (what readers rely on): by the table name's first part.
@@ -387,7 +409,7 @@ def table_files(d: Path) -> dict[str, Path]:
     what is wrong otherwise (a missing, truncated or foreign file, an unreadable index)."""
     index_file = d / "traces" / "index.json"
     if index_file.exists():
-        index = _json_file(index_file, dict)
+        index = json_file(index_file, dict)
     else:  # written before the index existed: every trace file there
         index = {p.stem: p.stem for p in sorted((d / "traces").glob("*.parquet"))}
     files = {}
@@ -544,10 +566,8 @@ class Results:
         d = Path(directory)
         if directory_kind(d) != "run":
             raise OutputError(f"{d}: not a lasthop run results directory (no summary.json written by lasthop run)")
-        summary = _json_file(d / "summary.json", dict)
+        summary = read_summary(d)
         summary.pop("format", None)
-        if not isinstance(summary.get("flows"), list):
-            raise OutputError(f"{d / 'summary.json'}: no list of flows; the directory is damaged: run the scenario again")
         res = cls(summary, {}, d)
         # Read when asked for (a long run's traces can be larger than memory wants); checked
         # now, so that a damaged file is named here rather than failing a reader later.

@@ -45,11 +45,11 @@ from typing import Any, Callable, Iterable, Protocol
 
 from lasthop import _core
 from lasthop._lazy import LazyModule
-from lasthop.errors import RunTimeout
-from lasthop.files import SWEEP_FORMAT, check_output, replace_file
+from lasthop.errors import OutputError, RunTimeout
+from lasthop.files import SWEEP_FORMAT, check_output, replace_file, subdirectory
 from lasthop.pool import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S, LocalPool, TaskFailed
 from lasthop.quantities import SweptParameter, swept_parameter
-from lasthop.results import flows_frame
+from lasthop.results import flows_frame, json_file, read_summary, run_damage
 from lasthop.scenario import Scenario
 from lasthop.stats import t975
 
@@ -310,8 +310,7 @@ def failure_record(err: BaseException) -> dict:
 
 
 def _record_failure(out: Path, spec: RunSpec, err: BaseException) -> None:
-    (out / "failed").mkdir(exist_ok=True)
-    replace_file(out / "failed" / f"{spec.run_id}.json", json.dumps({
+    replace_file(subdirectory(out, "failed") / f"{spec.run_id}.json", json.dumps({
         "params": dict(spec.params),
         "seed": spec.seed,
         **failure_record(err),
@@ -354,8 +353,9 @@ def run_sweep(
         raise SweepError(f"--run-timeout {run_timeout_s}: valid: a positive number of seconds")
     out = check_output(out, "sweep", force)
     specs = plan(scenario, grids, seeds)  # every value is checked before anything is written
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    todo = [s for s in specs if not (out / "runs" / s.run_id / "summary.json").exists()]
+    subdirectory(out, "runs")
+    damaged = _set_aside_damaged_runs(out / "runs", specs)
+    todo = [s for s in specs if not (out / "runs" / s.run_id).is_dir()]
     replace_file(out / "sweep.json", json.dumps({
         "format": SWEEP_FORMAT,
         "scenario_file": scenario.file,
@@ -408,8 +408,57 @@ def run_sweep(
             if client is not None:
                 client.close()
     results = SweepResults.assemble(out, specs)
+    results.rerun = damaged
     results.write()
     return results
+
+
+def _set_aside_damaged_runs(runs: Path, specs: list[RunSpec]) -> dict[str, str]:
+    """Removes every cached run directory of `specs` that is damaged (summary.json or
+    intervals.parquet missing, truncated or foreign: lasthop.results.run_damage), so that the
+    sweep runs it again; returns run id -> what was wrong. A symlink planted as a run
+    directory is removed, never followed."""
+    damaged = {}
+    for s in specs:
+        d = runs / s.run_id
+        if d.is_symlink():
+            damaged[s.run_id] = f"{d}: a symlink where lasthop writes a run directory"
+        elif d.is_dir():
+            why = run_damage(d)
+            if why is None:
+                continue
+            damaged[s.run_id] = why
+        else:
+            continue
+        aside = Path(tempfile.mkdtemp(prefix=f".{s.run_id}-damaged-", dir=runs))
+        os.replace(d, aside / "d")
+        shutil.rmtree(aside, ignore_errors=True)
+    return damaged
+
+
+_RUN_ID = re.compile(r"^[0-9a-f]{1,64}$")
+
+
+def read_sweep_meta(d: Path) -> dict:
+    """sweep.json of sweep directory `d`, checked to hold what readers rely on: its runs (each a
+    hexadecimal run id, which names a directory under runs/, its parameters and seed) and its
+    grids; OutputError naming the file and the entry otherwise."""
+    path = d / "sweep.json"
+    meta = json_file(path, dict)
+    damaged = "the sweep directory is damaged: run the sweep again into an empty --out"
+    runs, grids = meta.get("runs"), meta.get("grids", [])
+    if not isinstance(runs, list) or not isinstance(grids, list):
+        raise OutputError(f"{path}: no list of runs and grids; {damaged}")
+    for i, r in enumerate(runs):
+        ok = (isinstance(r, dict) and isinstance(r.get("run_id"), str) and _RUN_ID.match(r["run_id"])
+              and isinstance(r.get("params"), dict) and all(isinstance(v, str) for v in r["params"].values())
+              and isinstance(r.get("seed"), int))
+        if not ok:
+            raise OutputError(f"{path}: runs[{i}] is not a run lasthop writes (a hexadecimal run_id, params, seed); {damaged}")
+    for i, g in enumerate(grids):
+        if not (isinstance(g, dict) and isinstance(g.get("path"), str) and isinstance(g.get("values", []), list)):
+            raise OutputError(f"{path}: grids[{i}] is not a grid lasthop writes (a path and its values); {damaged}")
+    return meta
 
 
 class SweepResults:
@@ -424,6 +473,7 @@ class SweepResults:
         self.params = params
         self.failed = failed
         self.parameters = parameters if parameters is not None else {}
+        self.rerun: dict[str, str] = {}  # run id -> why its cached directory was damaged and run again
 
     @classmethod
     def assemble(cls, out: Path, specs: list[RunSpec]) -> "SweepResults":
@@ -432,14 +482,17 @@ class SweepResults:
         flow_frames, interval_frames, failures = [], [], []
         for s in specs:
             d = out / "runs" / s.run_id
-            if not (d / "summary.json").exists():
+            if not d.is_dir() or d.is_symlink():
                 f = out / "failed" / f"{s.run_id}.json"
                 if f.exists():
-                    rec = json.loads(f.read_text())
+                    rec = json_file(f, dict)
                     failures.append({**dict(s.params), "seed": s.seed, "run_id": s.run_id,
-                                     "cause": rec.get("cause", "error"), "error": rec["error"]})
+                                     "cause": str(rec.get("cause", "error")), "error": str(rec.get("error", "?"))})
                 continue
-            summary = json.loads((d / "summary.json").read_text())
+            why = run_damage(d)
+            if why is not None:
+                raise OutputError(f"{why.split('; ')[0]}; the run is damaged: `lasthop sweep` with the same arguments runs it again")
+            summary = read_summary(d)
             key = {**{p: v for p, v in s.params}, "seed": s.seed, "run_id": s.run_id,
                    **{parameters[p].column: parameters[p].si[v] for p, v in s.params}}
             ff = flows_frame(summary)
@@ -458,7 +511,7 @@ class SweepResults:
     @classmethod
     def load(cls, directory: str | Path) -> "SweepResults":
         d = Path(directory)
-        meta = json.loads((d / "sweep.json").read_text())
+        meta = read_sweep_meta(d)
         specs = [RunSpec(i, tuple(r["params"].items()), r["seed"], r["run_id"]) for i, r in enumerate(meta["runs"])]
         return cls.assemble(d, specs)
 

@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from lasthop.errors import OutputError
-from lasthop.files import safe_name
+from lasthop.files import replace_file, safe_name, subdirectory
 from lasthop.report import charts
 from lasthop.report.envelope import Envelope, Raw, is_dense, reduce, values, wide  # noqa: F401 (for the figures' code)
 from lasthop.report.text import eng, label, title_lines  # noqa: F401
@@ -151,8 +151,7 @@ class Figures:
     rendered in turn."""
 
     def __init__(self, directory: Path, progress=None, total: int = 0, png: bool = False):
-        self.dir = directory / "figures"
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir = subdirectory(directory, "figures")
         for old in [*self.dir.glob("*.svg"), *self.dir.glob("*.png")]:  # an earlier report's figures
             old.unlink()
         self.progress = progress
@@ -272,7 +271,7 @@ class Figures:
             warnings.simplefilter("ignore", UserWarning)
             fig.savefig(buf, format="svg", metadata=METADATA_SVG)
         svg = buf.getvalue()
-        (self.dir / f"{name}.svg").write_bytes(svg)
+        replace_file(self.dir / f"{name}.svg", svg)
         if self._to_parent is not None:
             os.write(self._to_parent, (json.dumps([self._current, name, caption]) + "\n").encode("utf-8"))
             return
@@ -325,4 +324,5 @@ def _save_png(fig: Figure, path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         # zlib level 1: a fifth of the PNG's cost saved for files 9 % larger.
-        fig.savefig(path, dpi=PNG_DPI, metadata=METADATA_PNG, pil_kwargs={"compress_level": 1})
+        replace_file(path, lambda f: fig.savefig(f, format="png", dpi=PNG_DPI, metadata=METADATA_PNG,
+                                                 pil_kwargs={"compress_level": 1}))

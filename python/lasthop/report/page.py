@@ -37,8 +37,11 @@ def section(heading: str, content: str) -> str:
 
 def clear_figures(directory: Path) -> None:
     """Removes the figures an earlier report left in `directory`/figures/ (they would no longer
-    match the page)."""
-    for old in [*(directory / "figures").glob("*.svg"), *(directory / "figures").glob("*.png")]:
+    match the page); a symlink planted as figures/ is not followed."""
+    figures = directory / "figures"
+    if figures.is_symlink() or not figures.is_dir():
+        return
+    for old in [*figures.glob("*.svg"), *figures.glob("*.png")]:
         old.unlink()
 
 

@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from lasthop._lazy import LazyModule
-from lasthop.files import directory_kind
+from lasthop.files import directory_kind, replace_file
 from lasthop.errors import OutputError
 from lasthop.report import charts, envelope, page, text
 from lasthop.report.text import eng
@@ -424,8 +424,8 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
              f"{s['simulated_s']:g} s {world_of(s)}" + (f", {s['events_processed']} events." if world_of(s) == "simulated" else "."))
     tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
     out = d / "report.html"
-    out.write_text(page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, [], tables, note,
-                             charts=figures))
+    replace_file(out, page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, [], tables, note,
+                                charts=figures))
     return out
 
 

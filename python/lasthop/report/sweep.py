@@ -12,12 +12,12 @@ kind ("false,true", "newreno,cubic") are categories in the grid's order.
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from lasthop._lazy import LazyModule
+from lasthop.files import replace_file
 from lasthop.quantities import swept_parameter
 from lasthop.report import charts, envelope, page, text
 from lasthop.report.run import ReportProgress
@@ -150,11 +150,11 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None, 
     """report.html for a sweep directory, its figures drawn by the page (charts.js); with `png`
     also figures/*.svg and *.png drawn with matplotlib. `progress(done, total, what)` after each
     figure."""
-    from lasthop.sweep import SweepResults
+    from lasthop.sweep import SweepResults, read_sweep_meta
 
     d = Path(directory)
     res = SweepResults.load(d)
-    meta = json.loads((d / "sweep.json").read_text())
+    meta = read_sweep_meta(d)
     metrics = [m for m in METRICS if not res.flows.empty and m[0] in res.flows] if res.params else []
     name = meta.get("scenario_name", "sweep")
     figures, note = [], ""
@@ -179,7 +179,7 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None, 
         table = page.section("Failed runs", page.table(cols, [[str(v) for v in r] for r in res.failed.itertuples(index=False)],
                                                        numeric_from=len(cols)))
     out = d / "report.html"
-    out.write_text(page.page(f"lasthop sweep — {name}", intro, [], table, note, charts=figures))
+    replace_file(out, page.page(f"lasthop sweep — {name}", intro, [], table, note, charts=figures))
     return out
 
 

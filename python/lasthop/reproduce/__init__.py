@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from lasthop.files import replace_file
 from lasthop.stats import t975
 
 COLUMNS = ["case", "metric", "paper", "paper_value", "ours", "ci95_low", "ci95_high", "n", "ratio", "verdict"]
@@ -292,7 +293,7 @@ def finish_figure(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, log
     ax.grid(alpha=0.3)
     ax.legend(fontsize=legend_size)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    replace_file(path, lambda f: fig.savefig(f, format=Path(path).suffix[1:], dpi=110))
     plt.close(fig)
     return path
 

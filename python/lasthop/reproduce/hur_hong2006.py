@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import lasthop  # noqa: E402
+from lasthop.files import replace_file  # noqa: E402
 from lasthop.reproduce import (  # noqa: E402
     Reproduction, bound, claims_table, compare, finish_figure, mean_ci, register, register_world, run_jobs, seeds_label, value,
 )
@@ -356,10 +357,11 @@ def run_measure(out: Path, quick: bool = False, seeds: list[int] | None = None, 
     rows.append(compare("Sect. 4.2: application buffer 8,192 against 3,072 B with Sleep(10) reads, measured on Linux",
                         "receive time (x)", measured[("app", 8192)], measured[("app", 3072)], "<"))
     table = claims_table(rows)
-    pd.DataFrame([{"experiment": _measure_label(k), "measured_ms_mean": mean_ci(ms(measured[k]))[0],
+    measured_vs_simulated = pd.DataFrame([{"experiment": _measure_label(k), "measured_ms_mean": mean_ci(ms(measured[k]))[0],
                    "simulated_ms_mean": mean_ci(ms(simulated[k]))[0], "sleeps_floor_ms": sleeps_floor_s(ex[k]) * 1e3,
                    "sleeps": slower_sleeps(ex[k])[0] if sleeps_floor_s(ex[k]) > 0 else 0,
-                   "paper_ms": _measure_paper(k)} for k in ex]).to_csv(out / "measured_vs_simulated.csv", index=False)
+                   "paper_ms": _measure_paper(k)} for k in ex])
+    replace_file(out / "measured_vs_simulated.csv", lambda f: measured_vs_simulated.to_csv(f, index=False))
     fig, ax = plt.subplots(figsize=(8, 4.5))
     labels = [_measure_label(k).replace(", 469 KB", "") for k in ex]
     y = range(len(labels))
