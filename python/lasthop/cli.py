@@ -696,7 +696,7 @@ def gen_send(
     size: Optional[int] = typer.Option(None, "-c", min=0, max=65_507, help="Payload bytes (default 512; below 40 raised to the 40-byte header)."),
     duration_ms: Optional[int] = typer.Option(None, "-t", min=1, max=2**40, help="Duration, ms (default 10000)."),
     dest: Optional[str] = typer.Option(None, "-a", help="Destination host (D-ITG's -a), instead of --to."),
-    data_port: Optional[int] = typer.Option(None, "-rp", "--data-port", min=1, max=65_535, help="The receiver's data port (D-ITG's -rp); ephemeral by default."),
+    data_port: Optional[int] = typer.Option(None, "-rp", "--data-port", min=1024, max=65_535, help="The receiver's data port (D-ITG's -rp), 1024 to 65535 (the receiver refuses privileged ports); ephemeral by default."),
     duration: Optional[float] = typer.Option(None, "--duration", min=0.001, help="Run length, s (overrides the flows file's)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default: results/<flows>)."),
     meter: str = typer.Option("owd", "--meter", "-m", help="owd: one-way delay; rtt: also round trip, the receiver echoing each UDP datagram."),

@@ -89,7 +89,9 @@ def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str |
     With `out`, each session's records and counts stay in ``out/<session>/``; with `ditg_log`,
     every session's received packets are also appended to that D-ITG binary log (ITGRecv's
     ``-l``) as it ends; `realtime` receives UDP at SCHED_FIFO priority where permitted (idle CPUs held awake). At most
-    `max_sessions` at once; a connection must set up within `handshake_timeout` s and a running
+    `max_sessions` at once, a slot taken only by a hello with the token (which must come within
+    5 s; the oldest of 64 connections still waiting for theirs is closed when another arrives);
+    a connection must set up within `handshake_timeout` s and a running
     session that hears nothing for `idle_timeout` s is over (a sender probes every 5 s). Returns
     the receiver's summary."""
     return json.loads(_core.gen_recv(listen, token, None if out is None else str(out), sessions, kernel_timestamps, on_ready, realtime,

@@ -20,10 +20,15 @@
 //!   logged as they come (the results tell them apart). Memory per flow is a few counters; the
 //!   records go to disk.
 //! - Sessions ([`Limits`]): several at once (as D-ITG's ITGRecv serves several senders), at
-//!   most `sessions`; a connection must get through hello and setup within `handshake`, and a
-//!   running session that hears nothing on its control connection for `idle` is over (the
-//!   sender sends a clock probe every [`crate::send::KEEPALIVE`]); TCP keepalive finds a peer
-//!   that vanished. A session id already being served is refused (ids are random per run).
+//!   most `sessions`. A connection holds no session slot until its hello carried the token: it
+//!   must say hello within `hello`, and at most `pending` connections wait for theirs, the
+//!   oldest closed when another arrives, so idle connections cannot lock a sender out. Hello
+//!   and setup must be through within `handshake`, and a running session that hears nothing
+//!   on its control connection for `idle` is over (the sender sends a clock probe every
+//!   [`crate::send::KEEPALIVE`]); TCP keepalive finds a peer that vanished. A session id
+//!   already being served is refused (ids are random per run).
+//! - Data ports: the receiver's choice (ephemeral), or one the sender names (D-ITG's `-rp`)
+//!   from the unprivileged range [`MIN_DATA_PORT`]..=65535 only.
 //!   However a session ends (done, the sender killed, a refused message, a limit), its data
 //!   threads are stopped and joined and its sockets closed: the session's data owns them and
 //!   stops them when dropped.
@@ -49,7 +54,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -72,13 +77,75 @@ pub struct Limits {
     /// After setup, a session without a control message for this long is over (a sender sends
     /// a clock probe every [`crate::send::KEEPALIVE`] while it runs).
     pub idle: Duration,
-    /// Sessions served at once; a connection beyond them is answered `error` and closed.
+    /// Authenticated sessions served at once; a hello beyond them is answered `error` (busy).
     pub sessions: usize,
+    /// From accept to hello (at most `handshake`): a connection that has not authenticated by
+    /// then is closed. A sender says hello in its first round trip.
+    pub hello: Duration,
+    /// Connections waiting to say hello; when another arrives the oldest is closed.
+    pub pending: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { handshake: Duration::from_secs(30), idle: Duration::from_secs(30), sessions: 16 }
+        Limits { handshake: Duration::from_secs(30), idle: Duration::from_secs(30), sessions: 16, hello: Duration::from_secs(5), pending: 64 }
+    }
+}
+
+/// The lowest data port a sender may name: ports below it are privileged (a root receiver
+/// would otherwise bind them at a peer's word).
+pub const MIN_DATA_PORT: u16 = 1024;
+
+/// Who holds the receiver: connections not yet authenticated (by ticket, oldest first, each
+/// with a handle to close it) and authenticated sessions (by id: one slot each).
+#[derive(Default)]
+struct Admission {
+    pending: Mutex<VecDeque<(u64, TcpStream)>>,
+    next_ticket: AtomicU64,
+    sessions: Mutex<BTreeSet<u32>>,
+}
+
+impl Admission {
+    /// Registers a new connection as waiting for its hello; when `max` are waiting already the
+    /// oldest is shut down (its thread then sees the connection closed and ends). Returns the
+    /// ticket and whether one was evicted.
+    fn wait_for_hello(&self, conn: &TcpStream, max: usize) -> (u64, bool) {
+        let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut evicted = false;
+        while pending.len() >= max.max(1) {
+            if let Some((_, oldest)) = pending.pop_front() {
+                let _ = oldest.shutdown(std::net::Shutdown::Both);
+                evicted = true;
+            }
+        }
+        if let Ok(handle) = conn.try_clone() {
+            pending.push_back((ticket, handle));
+        }
+        (ticket, evicted)
+    }
+
+    fn said_hello(&self, ticket: u64) {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).retain(|(t, _)| *t != ticket);
+    }
+
+    /// Takes a session slot for `id`: Err says why not (the id is live, or every slot is held).
+    fn take_slot(&self, id: u32, max: usize) -> Result<(), String> {
+        let mut live = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if live.contains(&id) {
+            return Err(format!(
+                "session {id:08x} is already running on this receiver: a sender draws a new random id for every run, so this hello is a replay or a copy"
+            ));
+        }
+        if live.len() >= max {
+            return Err(format!("busy: this receiver serves {max} sessions at once; try again when one has ended"));
+        }
+        live.insert(id);
+        Ok(())
+    }
+
+    fn release_slot(&self, id: u32) {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
     }
 }
 
@@ -165,16 +232,17 @@ pub fn bind(o: &RecvOptions) -> Result<TcpListener, String> {
     TcpListener::bind(o.listen).map_err(|e| format!("--listen {}: cannot listen: {e}", o.listen))
 }
 
-/// Serves sessions, each connection in a thread of its own (up to `o.limits.sessions` at
-/// once), until `stop` is set or `o.sessions` sessions are done; then waits for the sessions
-/// still running (they end at `stop`, or by the limits). Never panics on input.
+/// Serves sessions, each connection in a thread of its own (up to `o.limits.pending` waiting
+/// for hello and `o.limits.sessions` authenticated at once), until `stop` is set or
+/// `o.sessions` sessions are done; then waits for the sessions still running (they end at
+/// `stop`, or by the limits). Never panics on input.
 pub fn serve(listener: TcpListener, o: &RecvOptions, stop: &AtomicBool) -> Result<RecvSummary, String> {
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let ditg = match &o.ditg_log {
         Some(p) => Some(Mutex::new(LogWriter::create(p).map_err(|e| format!("--ditg-log: {e}"))?)),
         None => None,
     };
-    let live = Mutex::new(BTreeSet::new());
+    let admission = Admission::default();
     let mut summary = RecvSummary::default();
     std::thread::scope(|scope| {
         let mut running: Vec<std::thread::ScopedJoinHandle<'_, Outcome>> = Vec::new();
@@ -187,7 +255,7 @@ pub fn serve(listener: TcpListener, o: &RecvOptions, stop: &AtomicBool) -> Resul
             if stop.load(Ordering::Relaxed) || matches!(o.sessions, Some(n) if summary.sessions >= n) {
                 break;
             }
-            let (mut conn, peer) = match listener.accept() {
+            let (conn, peer) = match listener.accept() {
                 Ok(c) => c,
                 Err(_) => {
                     // Nobody waiting, or no descriptor left (EMFILE): look again shortly.
@@ -195,16 +263,10 @@ pub fn serve(listener: TcpListener, o: &RecvOptions, stop: &AtomicBool) -> Resul
                     continue;
                 }
             };
-            if running.len() >= o.limits.sessions {
-                summary.control_errors += 1;
-                let _ = conn.set_nonblocking(false);
-                let _ = conn.set_write_timeout(Some(POLL));
-                let why = format!("busy: this receiver serves {} sessions at once; try again when one has ended", o.limits.sessions);
-                let _ = write_msg(&mut conn, &Msg::Error { message: why });
-                continue;
-            }
-            let (live, ditg) = (&live, ditg.as_ref());
-            running.push(scope.spawn(move || Session::new(conn, peer, o, live, ditg).serve(stop)));
+            let (ticket, evicted) = admission.wait_for_hello(&conn, o.limits.pending);
+            summary.control_errors += evicted as u64;
+            let (admission, ditg) = (&admission, ditg.as_ref());
+            running.push(scope.spawn(move || Session::new(conn, peer, o, admission, ticket, ditg).serve(stop)));
         }
         for h in running {
             summary.add(h.join().unwrap_or_default());
@@ -227,9 +289,10 @@ struct Session<'a> {
     conn: TcpStream,
     peer: SocketAddr,
     o: &'a RecvOptions,
-    /// Session ids being served: a second hello with a live id is refused.
-    live: &'a Mutex<BTreeSet<u32>>,
-    /// The id this session holds in `live`, released when it ends.
+    admission: &'a Admission,
+    /// Its place among the connections waiting for hello, until it said hello.
+    ticket: Option<u64>,
+    /// The id whose session slot it holds, released when it ends.
     id: Option<u32>,
     ditg: Option<&'a DitgLog>,
     malformed: Arc<AtomicU64>,
@@ -282,15 +345,18 @@ impl Drop for Data {
 impl Drop for Session<'_> {
     fn drop(&mut self) {
         drop(self.data.take());
+        if let Some(ticket) = self.ticket.take() {
+            self.admission.said_hello(ticket);
+        }
         if let Some(id) = self.id.take() {
-            self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+            self.admission.release_slot(id);
         }
     }
 }
 
 impl<'a> Session<'a> {
-    fn new(conn: TcpStream, peer: SocketAddr, o: &'a RecvOptions, live: &'a Mutex<BTreeSet<u32>>, ditg: Option<&'a DitgLog>) -> Self {
-        Session { conn, peer, o, live, id: None, ditg, malformed: Arc::new(AtomicU64::new(0)), control_errors: 0, started: false, data: None }
+    fn new(conn: TcpStream, peer: SocketAddr, o: &'a RecvOptions, admission: &'a Admission, ticket: u64, ditg: Option<&'a DitgLog>) -> Self {
+        Session { conn, peer, o, admission, ticket: Some(ticket), id: None, ditg, malformed: Arc::new(AtomicU64::new(0)), control_errors: 0, started: false, data: None }
     }
 
     /// Runs the session to its end, whatever it is: a session cut short after setup (the
@@ -345,10 +411,16 @@ impl<'a> Session<'a> {
         let _ = SockRef::from(&self.conn).set_tcp_keepalive(&ka);
         let mut r = LineReader::new(BufReader::new(self.conn.try_clone().map_err(|_| SessionEnd::Io)?));
         let limits = self.o.limits;
-        let mut deadline = Instant::now() + limits.handshake;
-        // 1. hello: version and token first, nothing else is read before them.
-        let late = format!("no hello within {:?} of connecting (the handshake limit): the connection is closed", limits.handshake);
-        let (session, port) = match self.next(&mut r, stop, deadline, &late)? {
+        let accepted = Instant::now();
+        let hello_limit = limits.hello.min(limits.handshake);
+        // 1. hello: version and token first, nothing else is read before them, and no session
+        // slot is held until they are right.
+        let late = format!("no hello within {hello_limit:?} of connecting (the hello limit): the connection is closed");
+        let hello = self.next(&mut r, stop, accepted + hello_limit, &late);
+        if let Some(ticket) = self.ticket.take() {
+            self.admission.said_hello(ticket);
+        }
+        let (session, port) = match hello? {
             Some(Msg::Hello { version, session, token, data_port }) => {
                 if version != PROTOCOL_VERSION {
                     return self.refuse(format!("protocol version {version}; this receiver speaks version {PROTOCOL_VERSION}"));
@@ -356,17 +428,22 @@ impl<'a> Session<'a> {
                 if self.o.token.is_some() && token != self.o.token {
                     return self.refuse("wrong or missing token (give the receiver's --token to the sender)".into());
                 }
-                if !self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(session) {
+                let port = data_port.unwrap_or(0);
+                if port != 0 && port < MIN_DATA_PORT {
                     return self.refuse(format!(
-                        "session {session:08x} is already running on this receiver: a sender draws a new random id for every run, so this hello is a replay or a copy"
+                        "data port {port}: valid: {MIN_DATA_PORT} to 65535 (ports below {MIN_DATA_PORT} are privileged), or none for the receiver's choice"
                     ));
                 }
+                if let Err(why) = self.admission.take_slot(session, limits.sessions) {
+                    return self.refuse(why);
+                }
                 self.id = Some(session);
-                (session, data_port.unwrap_or(0))
+                (session, port)
             }
             Some(other) => return self.refuse(format!("expected hello, got {}", kind(&other))),
             None => return Ok(()),
         };
+        let mut deadline = accepted + limits.handshake;
         let ip = self.conn.local_addr().map(|a| a.ip()).unwrap_or(self.o.listen.ip());
         let (udp, tcp) = match (udp_socket(ip, port), TcpListener::bind((ip, port))) {
             (Ok(u), Ok(t)) => (u, t),

@@ -40,7 +40,7 @@ impl Receiver {
 }
 
 fn short_limits() -> Limits {
-    Limits { handshake: Duration::from_millis(400), idle: Duration::from_millis(400), sessions: 4 }
+    Limits { handshake: Duration::from_millis(400), idle: Duration::from_millis(400), sessions: 4, hello: Duration::from_millis(400), pending: 64 }
 }
 
 fn control(to: &str) -> (TcpStream, LineReader<BufReader<TcpStream>>) {
@@ -138,14 +138,64 @@ fn connections_beyond_the_session_limit_are_refused_as_busy() {
     let (mut b, mut br) = control(&rx.to);
     assert!(matches!(hello(&mut a, &mut ar, 1), Msg::Welcome { .. }));
     assert!(matches!(hello(&mut b, &mut br, 2), Msg::Welcome { .. }));
-    let (_c, mut cr) = control(&rx.to);
-    match cr.read_msg() {
-        Ok(Msg::Error { message }) => assert!(message.contains("busy") && message.contains("2 sessions at once"), "{message}"),
+    let (mut c, mut cr) = control(&rx.to);
+    match hello(&mut c, &mut cr, 3) {
+        Msg::Error { message } => assert!(message.contains("busy") && message.contains("2 sessions at once"), "{message}"),
         other => panic!("busy expected, got {other:?}"),
     }
     drop((a, ar, b, br));
     let s = rx.stop();
     assert_eq!(s.control_errors, 1, "the busy refusal");
+}
+
+#[test]
+fn connections_that_never_say_hello_hold_no_session_slot_and_cannot_lock_a_sender_out() {
+    // Issue 24: a connection took one of the 16 session slots before it authenticated, so 16
+    // idle connections locked out a sender holding the token. Here one session slot, room for
+    // 4 connections waiting for hello, and 20 idle connections opened first: the sender is
+    // still served at once (the oldest waiting connections are closed to make room), long
+    // before the 30 s hello limit would free anything.
+    let rx = Receiver::start(Limits { sessions: 1, pending: 4, hello: Duration::from_secs(30), handshake: Duration::from_secs(30), ..short_limits() });
+    let idle: Vec<_> = (0..20).map(|_| control(&rx.to)).collect();
+    std::thread::sleep(Duration::from_millis(200)); // all accepted and waiting
+    let t0 = Instant::now();
+    assert_eq!(good_run(&rx.to, "lockout"), 10, "100 ms at 100 pkt/s");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    // The oldest idle connections were closed: 20 opened + the sender's = 21 > 4 waiting.
+    // A closed one reads end-of-stream; one still waiting for its hello times out.
+    let closed = idle.iter().filter(|(c, _)| {
+        c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        matches!((&*c).read(&mut [0u8; 1]), Ok(0))
+    }).count();
+    assert_eq!(closed, 17, "21 connections through a 4-place wait: the 17 oldest closed");
+    drop(idle);
+    let s = rx.stop();
+    assert_eq!((s.sessions, s.control_errors), (1, 17), "one session; each eviction counted");
+}
+
+#[test]
+fn a_privileged_data_port_named_by_a_sender_is_refused() {
+    // Issue 24: `hello {data_port: 7}` made a root receiver bind port 7.
+    let rx = Receiver::start(short_limits());
+    for port in [7u16, 1023] {
+        let (mut c, mut r) = control(&rx.to);
+        write_msg(&mut c, &Msg::Hello { version: 1, session: port as u32, token: None, data_port: Some(port) }).unwrap();
+        match r.read_msg().unwrap() {
+            Msg::Error { message } => assert!(message.contains(&format!("data port {port}: valid: 1024 to 65535")), "{message}"),
+            other => panic!("port {port}: refusal expected, got {other:?}"),
+        }
+    }
+    // An unprivileged port is bound as asked: take a free one and name it.
+    let free = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (mut c, mut r) = control(&rx.to);
+    write_msg(&mut c, &Msg::Hello { version: 1, session: 99, token: None, data_port: Some(free) }).unwrap();
+    match r.read_msg().unwrap() {
+        Msg::Welcome { udp_port, tcp_port, .. } => assert_eq!((udp_port, tcp_port), (free, free)),
+        other => panic!("welcome expected, got {other:?}"),
+    }
+    drop((c, r));
+    let s = rx.stop();
+    assert_eq!(s.control_errors, 2);
 }
 
 /// What a datagram of the fuzz stream is, and what the receiver must make of it.

@@ -206,7 +206,7 @@ fn gen_recv(
             "--idle-timeout {idle_s}: more than the {keepalive} s between a running sender's keepalive probes, at most 86400 seconds"
         )));
     }
-    let limits = Limits { handshake: std::time::Duration::from_secs_f64(handshake_s), idle: std::time::Duration::from_secs_f64(idle_s), sessions: max_sessions };
+    let limits = Limits { handshake: std::time::Duration::from_secs_f64(handshake_s), idle: std::time::Duration::from_secs_f64(idle_s), sessions: max_sessions, ..Limits::default() };
     let addr = listen
         .parse()
         .or_else(|_| format!("{listen}:{}", lasthop_gen::control::DEFAULT_PORT).parse())
