@@ -35,12 +35,22 @@ def links_of(pid: int) -> list[str]:
     return re.findall(rf"\d+: (lh{pid}t\d+)", out)
 
 
-def test_sigkill_leaves_namespaces_that_emu_clean_removes(tmp_path):
-    proc = subprocess.Popen([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=60s", "-o", str(tmp_path / "r"), "-q"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def test_sigkill_leaves_namespaces_and_working_files_that_emu_clean_removes(tmp_path):
+    # A TMPDIR of the test's own: other tests' emulators, senders and receivers remove what dead
+    # processes left there when they start, and would race the assertions below.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    proc = subprocess.Popen([LASTHOP, "emu", "run", "dumbbell", "--set", "simulation.duration=60s", "-o", str(tmp_path / "r"), "-q",
+                             "--pcap", "router"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    kinds = ("gen", "recv", "pcap")
+
+    def left(kind: str) -> list[Path]:
+        return sorted(tmp.glob(f"lh-{proc.pid}-{kind}-*"))
+
     try:
         deadline = time.time() + 30
-        while len(namespaces_of(proc.pid)) < 2 and time.time() < deadline:
+        while not (len(namespaces_of(proc.pid)) == 2 and all(left(k) for k in kinds)) and time.time() < deadline:
             time.sleep(0.1)
         assert sorted(namespaces_of(proc.pid)) == [f"lh-{proc.pid}-0", f"lh-{proc.pid}-2"], "sender (node 0) and receiver (node 2) namespaces"
         time.sleep(1.0)  # flows running
@@ -48,18 +58,20 @@ def test_sigkill_leaves_namespaces_that_emu_clean_removes(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     # SIGKILL gives no chance to clean: the namespaces stay (this is what the test is about),
-    # and the voice flow's (flow 1's) generator work directory ...
+    # and the voice flow's generator sender and receiver directories and the capture's ...
     assert len(namespaces_of(proc.pid)) == 2
-    work_dir = Path(tempfile.gettempdir()) / f"lh-{proc.pid}-gen-1"
-    assert work_dir.is_dir()
+    leftovers = {k: left(k) for k in kinds}
+    assert all(len(v) == 1 and v[0].is_dir() for v in leftovers.values()), leftovers
     # ... the TUN devices do not: they belonged to the dead process's descriptors.
     assert links_of(proc.pid) == []
-    out = subprocess.run([LASTHOP, "emu", "clean"], capture_output=True, text=True)
+    out = subprocess.run([LASTHOP, "emu", "clean"], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert f"lh-{proc.pid}-0" in out.stdout and f"lh-{proc.pid}-2" in out.stdout and work_dir.name in out.stdout.replace("\n", "")
+    printed = out.stdout.replace("\n", "")
+    assert f"lh-{proc.pid}-0" in printed and f"lh-{proc.pid}-2" in printed
+    assert all(v[0].name in printed for v in leftovers.values()), printed
     assert namespaces_of(proc.pid) == []
     assert links_of(proc.pid) == []
-    assert not work_dir.exists()
+    assert not any(left(k) for k in kinds)
 
 
 def test_sigterm_stops_the_run_removes_everything_and_still_writes_results(tmp_path):

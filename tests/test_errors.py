@@ -305,6 +305,32 @@ def _umask() -> int:
     return mask
 
 
+def test_the_scratch_files_of_a_killed_run_are_removed_by_the_next_run_beside_them(tmp_path):
+    # Issue 24's "killed runs leave files", for the results side: a long run spools its traces to
+    # .<out>.lasthop-spool-<pid>-* beside the results (GBs for a day simulated); after SIGKILL
+    # the next run writing into the same parent directory removes it, and nothing else there.
+    out = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "run", "home", "--set", "simulation.duration=3600s", "-o", str(out), "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    spools = lambda: sorted(tmp_path.glob(f".r.lasthop-spool-{proc.pid}-*"))  # noqa: E731
+    try:
+        deadline = time.time() + 60
+        while not (spools() and any(p.is_file() for p in spools()[0].rglob("*"))) and time.time() < deadline:
+            time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    (spool,) = spools()
+    assert any(p.is_file() for p in spool.rglob("*")), "a spooled table"
+    keep = tmp_path / ".r.lasthop-spool-1-looks_alike_but_is_a_file_link"
+    keep.symlink_to(tmp_path / "nowhere")
+    alive = tmp_path / f".r.lasthop-tmp-{os.getpid()}-abc"  # this process's: alive
+    alive.mkdir()
+    assert lasthop_cli("run", "dumbbell", *SHORT, "--out", str(tmp_path / "next")).returncode == 0
+    assert not spool.exists()
+    assert keep.is_symlink() and alive.is_dir(), "a symlink and a live process's directory stay"
+
+
 def test_an_unknown_bundled_scenario_gets_did_you_mean():
     line = _one_error_line(lasthop_cli("run", "hoem"))
     assert 'did you mean "home"' in line and "bundled: dumbbell, home" in line

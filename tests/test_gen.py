@@ -316,3 +316,48 @@ def test_the_receivers_session_limits_are_options_and_a_silent_peer_is_closed_at
                          (["--handshake-timeout", "0"], "--handshake-timeout")]:
         p = subprocess.run([*LASTHOP, "gen", "recv", "--listen", "127.0.0.1:0", *args], capture_output=True, text=True, timeout=30)
         assert p.returncode == 2 and wanted in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+
+
+def test_what_a_killed_sender_and_receiver_leave_the_next_start_removes(tmp_path):
+    # Issue 24: a SIGKILLed `gen send` left <tmp>/lasthop-gen-* with its records (453 MB after
+    # 30 s) and a receiver <tmp>/lh-recv-*, which nothing cleaned. Both are now
+    # lh-<pid>-{gen,recv}-*, and the next sender or receiver to start removes those whose
+    # process is gone. A TMPDIR of the test's own keeps other tests' starts out of it.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    flows = tmp_path / "flows.toml"
+    flows.write_text(CBR)
+    rx = subprocess.Popen([*LASTHOP, "gen", "recv", "--listen", "127.0.0.1:0"], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    to = "127.0.0.1:" + re.search(r"listening on 127\.0\.0\.1:(\d+)", rx.stderr.readline()).group(1)
+    tx = subprocess.Popen([*LASTHOP, "gen", "send", "--to", to, "--flows", str(flows), "--duration", "60", "-o", str(tmp_path / "out")],
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ours = {"gen": f"lh-{tx.pid}-gen-", "recv": f"lh-{rx.pid}-recv-"}
+
+    def records(kind: str) -> int:
+        """The record files in the kind's working directories (written through 1 MiB buffers:
+        their sizes lag)."""
+        return sum(1 for d in tmp.glob(ours[kind] + "*") for f in d.rglob("*") if f.is_file())
+
+    try:
+        deadline = time.time() + 30
+        while not (records("gen") > 0 and records("recv") > 0) and time.time() < deadline:
+            time.sleep(0.1)
+    finally:
+        for p in (tx, rx):
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+    assert records("gen") > 0 and records("recv") > 0, sorted(p.name for p in tmp.iterdir())
+    # The next start (a receiver, and a sender of one short session) removes both.
+    again = subprocess.Popen([*LASTHOP, "gen", "recv", "--listen", "127.0.0.1:0"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        to = "127.0.0.1:" + re.search(r"listening on 127\.0\.0\.1:(\d+)", again.stderr.readline()).group(1)
+        sent = subprocess.run([*LASTHOP, "gen", "send", "--to", to, "--flows", str(flows), "--duration", "0.2", "-o", str(tmp_path / "out2")],
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert sent.returncode == 0, sent.stderr
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=20)
+    assert not list(tmp.glob(ours["gen"] + "*")) and not list(tmp.glob(ours["recv"] + "*")), sorted(p.name for p in tmp.iterdir())

@@ -8,9 +8,11 @@ The rules (README, "Errors and limits"):
   digits, ``.``, ``_`` and ``-`` only, no leading dot, at most 100 characters; a name that had to
   change gets a short hash of the original, so two names never share a file. ``..``, ``/``, an
   absolute path or a NUL cannot lead outside the directory they are joined to.
-* A results directory is written into a temporary sibling (``.<name>.lasthop-tmp-*``) and
+* A results directory is written into a temporary sibling (``.<name>.lasthop-tmp-<pid>-*``) and
   renamed into place only once complete; a failure midway leaves no directory that looks
-  complete, and no file of an earlier run survives in it.
+  complete, and no file of an earlier run survives in it. Such scratch directories
+  (``.<name>.lasthop-{tmp,spool,old}-<pid>-*``) of a process that is gone — killed before it
+  could remove them — are removed by the next one that makes one in the same place.
 * lasthop recognises its own directories by a marker: ``"format": "lasthop.run/1"`` in a run's
   ``summary.json``, ``"format": "lasthop.sweep/1"`` in a sweep's ``sweep.json`` (directories of
   earlier versions, without the marker, by their ``lasthop_version`` key). It replaces a run
@@ -104,13 +106,13 @@ def write_atomically(directory: str | Path, kind: str, fill: Callable[[Path], No
     # Absolute, so that "." has a name and a parent; a symlink is written through.
     d = Path(os.path.realpath(given) if given.is_symlink() else os.path.abspath(given))
     d.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{safe_name(d.name or 'results')}.lasthop-tmp-", dir=d.parent))
+    tmp = scratch_dir(d.parent, d.name or "results", "tmp")
     try:
         fill(tmp)
         if not d.exists() or (d.is_dir() and not any(d.iterdir())):
             os.replace(tmp, d)
         elif directory_kind(d) == kind:
-            old = Path(tempfile.mkdtemp(prefix=f".{safe_name(d.name)}.lasthop-old-", dir=d.parent))
+            old = scratch_dir(d.parent, d.name, "old")
             os.replace(d, old / "d")
             os.replace(tmp, d)
             shutil.rmtree(old, ignore_errors=True)
@@ -121,6 +123,57 @@ def write_atomically(directory: str | Path, kind: str, fill: Callable[[Path], No
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return given
+
+
+_SCRATCH = re.compile(r"^\..+\.lasthop-(?:tmp|spool|old)-([0-9]+)-[A-Za-z0-9_]+$")
+
+
+def scratch_dir(parent: Path, name: str, kind: str) -> Path:
+    """A new private directory ``.<name>.lasthop-<kind>-<pid>-*`` in `parent` (`kind`: tmp,
+    spool or old), after removing those of processes that are gone (remove_dead_scratch)."""
+    remove_dead_scratch(parent)
+    return Path(tempfile.mkdtemp(prefix=f".{safe_name(name)}.lasthop-{kind}-{os.getpid()}-", dir=parent))
+
+
+def remove_dead_scratch(parent: Path) -> list[Path]:
+    """Removes the scratch directories and files in `parent` that a process now gone left (a
+    SIGKILL gives it no chance to): names of scratch_dir's (and replace_file's) form only,
+    directories and regular files of this user only, never a symlink. Returns what it removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for e in entries:
+        m = _SCRATCH.match(e.name)
+        if not m or process_alive(int(m.group(1))):
+            continue
+        try:
+            if e.stat(follow_symlinks=False).st_uid != os.geteuid():
+                continue
+            if e.is_dir(follow_symlinks=False):
+                shutil.rmtree(e.path)
+            elif e.is_file(follow_symlinks=False):
+                os.unlink(e.path)
+            else:
+                continue
+            removed.append(Path(e.path))
+        except OSError:
+            pass  # another process's cleanup got there first, or it is not ours to remove
+    return removed
+
+
+def process_alive(pid: int) -> bool:
+    """True while process `pid` exists (a zombie counts as gone: it runs no more code); a pid
+    that cannot be looked at counts as alive, so that nothing of it is removed."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    state = stat.rsplit(")", 1)[-1].split()[:1]
+    return state not in (["Z"], ["X"])
 
 
 def _merge(src: Path, dst: Path, marker: str) -> None:
@@ -148,7 +201,8 @@ def replace_file(path: str | Path, data: bytes | str | Callable[[BinaryIO], None
     written through. `data` is the content, or a function that writes it to a binary file
     (``fig.savefig``, ``frame.to_csv``). The file gets the mode a plain ``open`` would give."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", dir=path.parent)
+    remove_dead_scratch(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.lasthop-tmp-{os.getpid()}-", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:

@@ -150,7 +150,8 @@ def send(
         file = "command-line flags"
     if out is not None:
         check_output(out, "run", force)
-    work = Path(tempfile.mkdtemp(prefix="lasthop-gen-"))
+    # lh-<pid>-gen-*: what a killed sender leaves, the next start removes (lasthop_gen::workdir).
+    work = Path(tempfile.mkdtemp(prefix=f"lh-{os.getpid()}-gen-"))
     try:
         t0 = time.perf_counter()
         # Written to `out`, the per-packet tables stream to Parquet files piece by piece (no

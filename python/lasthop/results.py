@@ -36,7 +36,6 @@ import functools
 import json
 import os
 import shutil
-import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,7 @@ from typing import Any
 from lasthop import _core
 from lasthop._lazy import LazyModule
 from lasthop.errors import OutputError
-from lasthop.files import RUN_FORMAT, name_digest, safe_name, write_atomically
+from lasthop.files import RUN_FORMAT, name_digest, safe_name, scratch_dir, write_atomically
 
 np = LazyModule("numpy")
 pd = LazyModule("pandas")
@@ -312,7 +311,7 @@ class RunSpool:
     def __init__(self, out: str | Path):
         parent = Path(os.path.abspath(out)).parent
         parent.mkdir(parents=True, exist_ok=True)
-        self.directory = Path(tempfile.mkdtemp(prefix=f".{safe_name(Path(out).name or 'results')}.lasthop-spool-", dir=parent))
+        self.directory = scratch_dir(parent, Path(out).name or "results", "spool")
         # Removed when the Results that read from it are written elsewhere or forgotten.
         self._remove = weakref.finalize(self, shutil.rmtree, self.directory, True)
         self.traces = TableSpool(self.directory / "traces")

@@ -35,7 +35,6 @@ import math
 import os
 import re
 import shutil
-import tempfile
 import time
 import traceback
 import warnings
@@ -46,7 +45,7 @@ from typing import Any, Callable, Iterable, Protocol
 from lasthop import _core
 from lasthop._lazy import LazyModule
 from lasthop.errors import OutputError, RunTimeout
-from lasthop.files import SWEEP_FORMAT, check_output, replace_file, subdirectory
+from lasthop.files import SWEEP_FORMAT, check_output, replace_file, scratch_dir, subdirectory
 from lasthop.pool import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S, LocalPool, TaskFailed
 from lasthop.quantities import SweptParameter, swept_parameter
 from lasthop.results import flows_frame, json_file, read_summary, run_damage
@@ -285,7 +284,7 @@ def dask_executor(address: str):
 
 def _write_run(out: Path, spec: RunSpec, result: dict) -> None:
     runs = out / "runs"
-    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.run_id}-", dir=runs))
+    tmp = scratch_dir(runs, spec.run_id, "tmp")
     (tmp / "summary.json").write_text(json.dumps(result["summary"], indent=1) + "\n")
     pq.write_table(result["intervals"], tmp / "intervals.parquet")
     (tmp / "spec.json").write_text(json.dumps({"params": dict(spec.params), "seed": spec.seed}) + "\n")
@@ -430,7 +429,7 @@ def _set_aside_damaged_runs(runs: Path, specs: list[RunSpec]) -> dict[str, str]:
             damaged[s.run_id] = why
         else:
             continue
-        aside = Path(tempfile.mkdtemp(prefix=f".{s.run_id}-damaged-", dir=runs))
+        aside = scratch_dir(runs, s.run_id, "old")
         os.replace(d, aside / "d")
         shutil.rmtree(aside, ignore_errors=True)
     return damaged

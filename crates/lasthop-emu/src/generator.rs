@@ -36,7 +36,6 @@ use lasthop_gen::recv::{bind, serve, RecvOptions};
 use lasthop_gen::results::{compute, GenOutput};
 use lasthop_gen::send::{send, Progress, SendOptions};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -48,31 +47,6 @@ pub const CONTROL_PORT: u16 = 9_000;
 pub const SETUP_LEAD: std::time::Duration = std::time::Duration::from_millis(300);
 /// A datagram not received this long after the sender stopped is lost (RFC 7680 §2.4).
 const LOSS_TIMEOUT_NS: u64 = 1_000_000_000;
-
-/// Where flow `index`'s sender keeps its logs while emulator process `pid` runs (removed when
-/// the session ends; [`stale_work_dirs`] finds those of an emulator that was killed).
-pub fn work_dir(pid: u32, index: usize) -> PathBuf {
-    std::env::temp_dir().join(format!("lh-{pid}-gen-{index}"))
-}
-
-/// `lh-<pid>-gen-<index>` → (pid, index); every other name → None.
-pub fn parse_work_dir_name(name: &str) -> Option<(u32, usize)> {
-    crate::netns::parse_owned_name(name, "-gen-")
-}
-
-/// The generator work directories of emulators no longer running (a SIGKILL leaves them), in
-/// the temporary directory: `lh-<pid>-gen-<index>` only.
-pub fn stale_work_dirs() -> Vec<PathBuf> {
-    let tmp = std::env::temp_dir();
-    let Ok(dir) = std::fs::read_dir(&tmp) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> = dir
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| parse_work_dir_name(n).is_some_and(|(pid, _)| !crate::netns::alive(pid)))
-        .map(|n| tmp.join(n))
-        .collect();
-    dirs.sort();
-    dirs
-}
 
 /// One UDP flow's running session.
 pub struct GenFlow {
@@ -108,7 +82,8 @@ pub fn start(
     flow_plan.id = 0;
     let name = flow_plan.name.clone();
     let mut plan = Plan { name: whole.name.clone(), flows: vec![flow_plan], duration_ns: whole.duration_ns, interval: whole.interval, seed: whole.seed, configuration: serde_json::Value::Null };
-    let work_dir = work_dir(std::process::id(), index);
+    // Removed when the session ends, or by the next start if the emulator was killed.
+    let work_dir = lasthop_gen::workdir::private_dir("gen").map_err(|source| EmuError::Io { what: "creating the generator's working directory".into(), source })?;
     let o = SendOptions {
         to: control.to_string(),
         token: Some(token),
@@ -154,34 +129,5 @@ impl GenFlow {
             (Err(e), Err(r)) => Err(format!("{e} (receiver: {r})")),
             (Err(e), Ok(())) => Err(e),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_generator_work_directory_names_are_recognised() {
-        assert_eq!(parse_work_dir_name("lh-1234-gen-1"), Some((1234, 1)));
-        assert_eq!(work_dir(42, 3).file_name().and_then(|n| n.to_str()), Some("lh-42-gen-3"));
-        // Namespaces (lh-<pid>-<node>), the generator's test directories and anything else stay.
-        for other in ["lh-1234-1", "lh-gen-test-1234-token", "lh-1234-gen-", "lh--gen-1", "lh-12a-gen-1", "lh-1-gen-1-x", "xlh-1-gen-1"] {
-            assert_eq!(parse_work_dir_name(other), None, "{other}");
-        }
-    }
-
-    #[test]
-    fn the_work_directory_of_a_dead_process_is_stale_and_this_ones_is_not() {
-        // pid_max is at most 2^22 (kernel/pid.c PID_MAX_LIMIT): 4 194 305 never runs.
-        let dead = work_dir(4_194_305, 7);
-        let ours = work_dir(std::process::id(), 7);
-        std::fs::create_dir_all(&dead).unwrap();
-        std::fs::create_dir_all(&ours).unwrap();
-        let stale = stale_work_dirs();
-        std::fs::remove_dir_all(&dead).unwrap();
-        std::fs::remove_dir_all(&ours).unwrap();
-        assert!(stale.contains(&dead), "{stale:?}");
-        assert!(!stale.contains(&ours), "{stale:?}");
     }
 }

@@ -535,16 +535,14 @@ fn ns_of(namespaces: &[(usize, String)], node: usize) -> &str {
     namespaces.iter().find(|(n, _)| *n == node).map(|(_, ns)| ns.as_str()).expect("flow ends are endpoints")
 }
 
-/// Removes what emulators that are no longer running left behind — their namespaces and their
-/// generator work directories (a SIGKILL gives them no chance to) — and returns their names; an
-/// error names anything it could not remove.
+/// Removes what emulators, senders and receivers no longer running left behind — namespaces
+/// (with their TUN devices) and the `lh-<pid>-{gen,recv,pcap}-*` working directories (a
+/// SIGKILL gives them no chance to) — and returns their names; an error names anything it
+/// could not remove.
 pub fn clean_stale() -> Result<Vec<String>, EmuError> {
     let mut removed = netns::clean_stale()?;
-    for dir in generator::stale_work_dirs() {
-        let what = dir.display().to_string();
-        std::fs::remove_dir_all(&dir).map_err(|source| EmuError::Io { what: format!("removing {what}"), source })?;
-        removed.push(what);
-    }
+    let dirs = lasthop_gen::workdir::remove_stale().map_err(|(d, source)| EmuError::Io { what: format!("removing {}", d.display()), source })?;
+    removed.extend(dirs);
     Ok(removed)
 }
 

@@ -238,21 +238,12 @@ pub fn sysctl(ns: &str, assignment: &str) -> Result<(), EmuError> {
     run("ip", &["netns", "exec", ns, "sysctl", "-q", "-w", assignment])
 }
 
-/// True while process `pid` exists (a zombie counts as gone: it runs no more code).
-pub(crate) fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name in parentheses (which may itself hold spaces).
-        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|s| s != "Z" && s != "X"),
-        Err(_) => false,
-    }
-}
-
 /// The emulator namespaces on this machine whose process is gone: `lh-<pid>-<node>` only.
 pub fn stale_namespaces() -> Vec<String> {
     let Ok(dir) = std::fs::read_dir(NETNS_DIR) else { return Vec::new() };
     let mut names: Vec<String> = dir
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| parse_namespace_name(n).is_some_and(|(pid, _)| !alive(pid)))
+        .filter(|n| parse_namespace_name(n).is_some_and(|(pid, _)| !lasthop_gen::workdir::alive(pid)))
         .collect();
     names.sort();
     names
@@ -289,12 +280,5 @@ mod tests {
         // pid (2^22, PID_MAX_LIMIT) and node index 999 give 2 + 7 + 1 + 3 = 13.
         assert_eq!(tun_name(4_194_304, 999), "lh4194304t999");
         assert_eq!(namespace_name(42, 3), "lh-42-3");
-    }
-
-    #[test]
-    fn this_process_is_alive_and_an_unused_pid_is_not() {
-        assert!(alive(std::process::id()));
-        // pid_max is at most 2^22 on Linux (kernel/pid.c PID_MAX_LIMIT).
-        assert!(!alive(4_194_305));
     }
 }

@@ -17,6 +17,7 @@
 //! - [`recv`]     the receiver daemon: sessions, batched UDP, TCP readers, signals
 //! - [`results`]  both ends' records → the core's meters → `RunReport` and tables
 //! - [`account`]  the one records → meters → report path of `results` and the D-ITG import
+//! - [`workdir`]  the `lh-<pid>-<kind>-*` working directories, and removing those of dead processes
 //! - [`ditg`]     D-ITG 2.8.1 compatibility: its binary log records, ITGDec's summary and time
 //!   series, and logs written in its format
 //!
@@ -35,3 +36,4 @@ pub mod recv;
 pub mod results;
 pub mod send;
 pub mod sockopt;
+pub mod workdir;

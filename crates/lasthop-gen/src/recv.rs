@@ -33,7 +33,8 @@
 //!   threads are stopped and joined and its sockets closed: the session's data owns them and
 //!   stops them when dropped.
 //! - Records go to `<out>/<session>/` (a directory that must not exist yet) or to a private
-//!   temporary directory (`mkdtemp`: mode 0700, an unpredictable name) removed after the session.
+//!   temporary directory ([`crate::workdir`]: `lh-<pid>-recv-*`, mode 0700, an unpredictable
+//!   name) removed after the session, or by the next start if the receiver was killed.
 //! - SIGINT/SIGTERM (a flag set by signal-hook, polled every [`POLL`]): the data threads stop,
 //!   the record files are flushed and synced, the session's `counts.json` is written, and a
 //!   sender still connected gets `done` with what was logged (`interrupted: true`).
@@ -237,6 +238,8 @@ pub fn bind(o: &RecvOptions) -> Result<TcpListener, String> {
 /// `o.sessions` sessions are done; then waits for the sessions still running (they end at
 /// `stop`, or by the limits). Never panics on input.
 pub fn serve(listener: TcpListener, o: &RecvOptions, stop: &AtomicBool) -> Result<RecvSummary, String> {
+    // What killed receivers and senders left (best effort: `lasthop emu clean` reports failures).
+    let _ = crate::workdir::remove_stale();
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let ditg = match &o.ditg_log {
         Some(p) => Some(Mutex::new(LogWriter::create(p).map_err(|e| format!("--ditg-log: {e}"))?)),
@@ -510,7 +513,7 @@ impl<'a> Session<'a> {
                 })?;
                 Ok((dir, false))
             }
-            None => private_temp_dir().map(|d| (d, true)).map_err(|e| format!("the receiver cannot create a temporary directory for the records: {e}")),
+            None => crate::workdir::private_dir("recv").map(|d| (d, true)).map_err(|e| format!("the receiver cannot create a temporary directory for the records: {e}")),
         }
     }
 
@@ -609,22 +612,6 @@ impl<'a> Session<'a> {
             Err(SessionEnd::Io)
         }
     }
-}
-
-/// A new private directory under the system's temporary directory: `mkdtemp(3)` creates it
-/// with mode 0700 and an unpredictable name, failing rather than following anything that is
-/// already there.
-fn private_temp_dir() -> io::Result<PathBuf> {
-    use std::os::unix::ffi::OsStringExt;
-    let mut template = std::env::temp_dir().join("lh-recv-XXXXXX").into_os_string().into_vec();
-    template.push(0);
-    // SAFETY: a NUL-terminated, writable template ending in six X's, as mkdtemp requires.
-    let p = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
-    if p.is_null() {
-        return Err(io::Error::last_os_error());
-    }
-    template.pop();
-    Ok(PathBuf::from(std::ffi::OsString::from_vec(template)))
 }
 
 fn clock_now_for_probe(c: Clock) -> u64 {
@@ -982,21 +969,6 @@ fn fill(r: &mut impl Read, buf: &mut [u8], stop: &AtomicBool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn temporary_record_directories_are_private_and_unpredictable() {
-        let (a, b) = (private_temp_dir().unwrap(), private_temp_dir().unwrap());
-        assert_ne!(a, b);
-        for d in [&a, &b] {
-            let meta = std::fs::symlink_metadata(d).unwrap();
-            assert!(meta.is_dir() && !meta.file_type().is_symlink());
-            assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{}", d.display());
-            let name = d.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(name.starts_with("lh-recv-") && name.len() == "lh-recv-".len() + 6, "{name}");
-            std::fs::remove_dir(d).unwrap();
-        }
-    }
 
     #[test]
     fn flows_with_their_own_receive_buffer_get_a_listener_with_it_up_to_a_bound() {

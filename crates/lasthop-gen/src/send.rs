@@ -154,6 +154,8 @@ fn err(context: &str) -> impl Fn(io::Error) -> String + '_ {
 
 /// Runs the plan against a receiver. Errors are one line naming what failed.
 pub fn send(plan: &mut Plan, o: &SendOptions, stop: &AtomicBool, progress: &Progress) -> Result<Measured, String> {
+    // What killed senders and receivers left (best effort: `lasthop emu clean` reports failures).
+    let _ = crate::workdir::remove_stale();
     check_congestion(plan)?;
     check_socket_settings(plan)?;
     let addr = resolve(&o.to)?;
