@@ -308,7 +308,7 @@ def main() -> int:
         ("tracebacks", counts["traceback"], "any other Python exception"),
     ]
     lines = [
-        "# Fuzzing lasthop's scenario input",
+        "# Fuzzing lasthop's inputs",
         "",
         f"`{cmd}`",
         "",
@@ -335,7 +335,9 @@ def main() -> int:
         for detail, case in unclear_examples[:20]:
             lines += [f"- {detail[:400]}", f"  `{reproducer(case)}`"]
         lines.append("")
-    args.out.write_text("\n".join(lines))
+    # bench/fuzz_inputs.py's section (the other inputs) follows, kept as it is.
+    kept = args.out.read_text().partition("\n## Files and peers other than scenarios")[1:] if args.out.exists() else ()
+    args.out.write_text("\n".join(lines) + "".join(kept))
     print("\n".join(lines[:16 + len(rows)]))
     broken = sum(counts[k] for k in ("hang", "memory", "panic", "crash", "traceback", "rejected_unclear"))
     return 1 if broken else 0

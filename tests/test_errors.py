@@ -562,3 +562,52 @@ def test_values_that_made_the_engine_crawl_answer_promptly(name, overrides):
     with LocalPool(1, timeout_s=15) as pool:
         outcome, message = pool.submit(_run_briefly, name, overrides).result()
     assert outcome in ("ran", "ScenarioError", "SimulationError") and "\n" not in message, message
+
+
+def test_damaged_values_in_a_results_directory_are_named_or_drawn_as_gaps(tmp_path):
+    # Found by bench/fuzz_inputs.py: a FIFO as summary.json hung the reader; a flow value of
+    # the wrong type, a NaN or an infinity in a trace ended in tracebacks (int() of a string,
+    # JSON without NaN) in report, export and compare.
+    import shutil
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    good = tmp_path / "good"
+    lasthop.run("dumbbell", out=good, duration="1s")
+
+    def damaged(name):
+        d = tmp_path / name
+        shutil.copytree(good, d)
+        return d
+
+    fifo = damaged("fifo")
+    (fifo / "summary.json").unlink()
+    os.mkfifo(fifo / "summary.json")
+    with pytest.raises(OutputError, match="summary.json: not a regular file"):
+        lasthop.results.json_file(fifo / "summary.json", dict)
+    wrong = damaged("wrong")
+    s = json.loads((wrong / "summary.json").read_text())
+    s["flows"][0]["lost_packets"] = "é"
+    (wrong / "summary.json").write_text(json.dumps(s))
+    line = _one_error_line(lasthop_cli("export", str(wrong)))
+    assert f"{wrong / 'summary.json'}: a flow's values are not of the types lasthop writes" in line, line
+    nan = damaged("nan")
+    (queue,) = (nan / "traces").glob("queue__bottleneck__router-to-receiver.parquet")
+    t = pq.read_table(queue)
+    values = t.column("packets").to_numpy().astype(float)
+    values[1] = np.inf
+    pq.write_table(t.set_column(t.schema.get_field_index("packets"), "packets", pa.array(values)), queue)
+    line = _one_error_line(lasthop_cli("report", str(nan)))  # an infinite queue length: the file named
+    assert f"{queue}: unreadable as the table lasthop writes (OverflowError" in line, line
+    # A NaN delay is a gap in its chart (JSON has no NaN): the page is written.
+    iv = pq.read_table(nan / "intervals.parquet")
+    delays = iv.column("delay_mean_ms").to_numpy().copy()
+    delays[:3] = np.nan
+    pq.write_table(iv.set_column(iv.schema.get_field_index("delay_mean_ms"), "delay_mean_ms", pa.array(delays)), nan / "intervals.parquet")
+    shutil.copyfile(good / "traces" / queue.name, queue)
+    assert lasthop_cli("report", str(nan)).returncode == 0
+    import re
+
+    assert not re.search(r"[,\[:](NaN|-?Infinity)[,\]}]", (nan / "report.html").read_text()), "JSON has no NaN"

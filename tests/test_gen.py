@@ -361,3 +361,11 @@ def test_what_a_killed_sender_and_receiver_leave_the_next_start_removes(tmp_path
         again.send_signal(signal.SIGTERM)
         again.wait(timeout=20)
     assert not list(tmp.glob(ours["gen"] + "*")) and not list(tmp.glob(ours["recv"] + "*")), sorted(p.name for p in tmp.iterdir())
+
+
+def test_a_fifo_given_as_the_flows_file_is_refused_not_waited_on(tmp_path):
+    # Issue 24: "a FIFO given as any input file hangs its reader"; gen send's flows file did.
+    fifo = tmp_path / "flows.toml"
+    os.mkfifo(fifo)
+    p = subprocess.run([*LASTHOP, "gen", "send", "--to", "127.0.0.1:9", "--flows", str(fifo)], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and f"{fifo}: is a FIFO, not a regular file" in p.stderr, p.stderr

@@ -292,7 +292,10 @@ def _over_time_figure(runs: list[Source], column: str, flows: list[str], context
     panels = draw.Panels([draw.panel_height(len(runs))] * len(flows), *draw.title_lines(f"{column} over time", context))
     colors = draw.flow_colors([s.label for s in runs])
     for s in runs:
-        iv = pd.read_parquet(s.directory / "intervals.parquet", columns=["flow", "t_start_s", column])
+        from lasthop.results import reading
+
+        with reading(s.directory / "intervals.parquet"):
+            iv = pd.read_parquet(s.directory / "intervals.parquet", columns=["flow", "t_start_s", column])
         end = _simulated_s(s.directory)
         for ax, flow in zip(panels.axes, flows):
             f = iv[iv["flow"] == flow]

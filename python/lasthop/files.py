@@ -63,7 +63,8 @@ def directory_kind(d: Path) -> str | None:
         if not f.is_file():
             continue
         try:
-            meta = json.loads(f.read_bytes()[:64 << 20])
+            with open(f, "rb") as fh:  # a regular file (is_file), read no further than any lasthop writes
+                meta = json.loads(fh.read(64 << 20))
         except (OSError, ValueError):
             continue
         if not isinstance(meta, dict):
@@ -201,6 +202,8 @@ def replace_file(path: str | Path, data: bytes | str | Callable[[BinaryIO], None
     written through. `data` is the content, or a function that writes it to a binary file
     (``fig.savefig``, ``frame.to_csv``). The file gets the mode a plain ``open`` would give."""
     path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        raise OutputError(f"{path}: is a directory where lasthop writes a file: remove it (or name another path) and run again")
     remove_dead_scratch(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.lasthop-tmp-{os.getpid()}-", dir=path.parent)
     try:

@@ -44,7 +44,7 @@ from typing import Any, Iterable
 
 from lasthop.errors import OutputError, did_you_mean
 from lasthop.files import directory_kind, replace_file, safe_name
-from lasthop.results import Results
+from lasthop.results import Results, reading
 
 FILEFORMAT_VERSION = 4  # flent/resultset.py FILEFORMAT_VERSION
 SUFFIX = ".flent.gz"
@@ -118,7 +118,14 @@ class _Run:
 
 def flent_data(directory: str | Path, flows: Iterable[str] | None = None, batch: dict | None = None) -> dict:
     """The flent result set of one lasthop run directory, as flent's ResultSet.serialise() has it."""
-    run = _Run(Results.load(directory))
+    res = Results.load(directory)
+    # A directory read back is untrusted: a summary value of the wrong kind is named, not a traceback.
+    with reading(Path(directory) / "summary.json", "summary"):
+        return _flent_data(res, flows, batch)
+
+
+def _flent_data(res: Results, flows: Iterable[str] | None, batch: dict | None) -> dict:
+    run = _Run(res)
     shape = choose_test(run.summary["flows"], flows)
     s = run.summary
     iv = run.intervals
@@ -248,7 +255,12 @@ def _word(text: str) -> str:
 def dumps(data: dict) -> bytes:
     """The gzipped file: flent's json.dumps(indent=2, sort_keys=True), gzip with no name or time in
     its header, so the same run gives the same bytes."""
-    text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False)
+    try:
+        text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False)
+    except ValueError:  # a NaN or an infinity (read from a damaged trace): null, as flent writes a missing value
+        from lasthop.report.page import finite
+
+        text = json.dumps(finite(data), indent=2, sort_keys=True, allow_nan=False)
     buf = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0) as gz:
         gz.write(text.encode("utf-8"))

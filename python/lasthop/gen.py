@@ -141,8 +141,17 @@ def send(
         raise GenError("give a flows file (--flows FILE) or D-ITG-like flags, not both and not neither")
     if flows is not None:
         path = Path(flows)
+        from lasthop.scenario import MAX_SCENARIO_BYTES, _not_regular
+
+        kind = _not_regular(path)
+        if kind is not None:  # a FIFO would block the read forever, a device never end
+            raise GenError(f"{path}: is {kind}, not a regular file; a flows file is a TOML file")
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, "rb") as f:
+                data = f.read(MAX_SCENARIO_BYTES + 1)
+            if len(data) > MAX_SCENARIO_BYTES:
+                raise GenError(f"{path}: larger than {MAX_SCENARIO_BYTES >> 20} MiB; a flows file is a small TOML text")
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise GenError(f"{path}: cannot read the flows file: {e}") from None
         file = str(path)

@@ -32,10 +32,13 @@ never mixed with an earlier run's files, and only where lasthop may write (see l
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import math
 import os
 import shutil
+import stat
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -363,15 +366,45 @@ class RunSpool:
         self._remove()
 
 
+_MAX_JSON = 64 << 20  # a summary of 4 096 flows is ~10 MB
+
+
 def json_file(path: Path, kind: type) -> Any:
-    """A JSON file lasthop wrote, of top-level `kind`; OutputError naming it otherwise."""
+    """A JSON file lasthop wrote, of top-level `kind`; OutputError naming it otherwise (also
+    for a FIFO or device in its place, which is never opened, and a file over 64 MiB)."""
     try:
-        value = json.loads(path.read_bytes()[:64 << 20])
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise OutputError(f"{path}: not a regular file; the directory is damaged: run the scenario again")
+        with open(path, "rb") as f:
+            data = f.read(_MAX_JSON + 1)
+        if len(data) > _MAX_JSON:
+            raise OutputError(f"{path}: over {_MAX_JSON >> 20} MiB, larger than any JSON lasthop writes; the directory is damaged")
+        value = json.loads(data)
     except (OSError, ValueError) as e:
+        if isinstance(e, OutputError):
+            raise
         raise OutputError(f"{path}: not readable as the JSON lasthop writes ({e}); the directory is damaged: run the scenario again") from None
     if not isinstance(value, kind):
         raise OutputError(f"{path}: a JSON {type(value).__name__} where lasthop writes an object; the directory is damaged: run the scenario again")
     return value
+
+
+@contextlib.contextmanager
+def reading(path: Path | str, what: str = "table"):
+    """Reading the `what` ("table", "summary") at `path` of a results directory: what a damaged
+    file makes pyarrow, or the code using the values read, raise becomes one OutputError naming
+    the file (and the exception, so that a bug of lasthop's own still shows as one)."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError, pa.ArrowException) as e:
+        raise OutputError(f"{path}: unreadable as the {what} lasthop writes ({type(e).__name__}: {str(e)[:200]}); "
+                          "the directory is damaged: run the scenario again") from None
+
+
+# Top-level numbers of a summary that readers compute with.
+_SUMMARY_NUMBERS = ("simulated_s",)
 
 
 def read_summary(d: Path) -> dict:
@@ -382,6 +415,15 @@ def read_summary(d: Path) -> dict:
     flows = summary.get("flows")
     if not isinstance(flows, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str) for f in flows):
         raise OutputError(f"{path}: no list of named flows; the directory is damaged: run the scenario again")
+    for key in _SUMMARY_NUMBERS:
+        v = summary.get(key, 0.0)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise OutputError(f"{path}: {key} is {v!r}, not a number of seconds; the directory is damaged: run the scenario again")
+    try:  # every reader tabulates the flows: a value of the wrong type is named here
+        flows_table(summary)
+    except (ValueError, TypeError, AttributeError, OverflowError, pa.ArrowException) as e:
+        raise OutputError(f"{path}: a flow's values are not of the types lasthop writes ({type(e).__name__}: "
+                          f"{str(e)[:200]}); the directory is damaged: run the scenario again") from None
     return summary
 
 
@@ -426,14 +468,24 @@ def _check_table(name: str, path: Path) -> None:
     damaged = "the directory is damaged: run the scenario again"
     if not path.is_file():
         listed = "the run writes it" if name == "intervals" else "traces/index.json lists it"
-        raise OutputError(f"{path}: missing, though {listed}; {damaged}")
+        what = "not a regular file" if path.exists() else "missing"
+        raise OutputError(f"{path}: {what}, though {listed}; {damaged}")
     try:
-        columns = pq.read_schema(path).names
+        schema = pq.read_schema(path)
     except Exception as e:  # noqa: BLE001 - pyarrow's errors for a file that is no Parquet vary
         raise OutputError(f"{path}: not a Parquet file lasthop wrote ({type(e).__name__}); {damaged}") from None
-    missing = [c for c in _REQUIRED_COLUMNS.get(name.split("/")[0], ()) if c not in columns]
+    kind = name.split("/")[0]
+    required = _REQUIRED_COLUMNS.get(kind, ())
+    missing = [c for c in required if c not in schema.names]
     if missing:
-        raise OutputError(f"{path}: lacks the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} of the {name.split('/')[0]} table; {damaged}")
+        raise OutputError(f"{path}: lacks the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} of the {kind} table; {damaged}")
+    # The intervals table is numbers throughout but for its flow names.
+    for c in schema.names if kind == "intervals" else required:
+        t = schema.field(c).type
+        text = c == "flow"
+        if text != (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)) or \
+                (not text and not (pa.types.is_integer(t) or pa.types.is_floating(t))):
+            raise OutputError(f"{path}: column {c} is {t}, not the {'text' if text else 'numbers'} of the {kind} table; {damaged}")
 
 
 class Results:
@@ -469,11 +521,17 @@ class Results:
     def table(self, name: str) -> pa.Table:
         """The Arrow table `name` ("intervals" or a trace's name), read from its file if it is
         kept in one."""
-        return self._tables[name] if name in self._tables else pq.read_table(self.trace_files[name])
+        if name in self._tables:
+            return self._tables[name]
+        with reading(self.trace_files[name]):
+            return pq.read_table(self.trace_files[name])
 
     def table_columns(self, name: str) -> list[str]:
         """The column names of table `name`, without reading its rows."""
-        return self._tables[name].schema.names if name in self._tables else pq.read_schema(self.trace_files[name]).names
+        if name in self._tables:
+            return self._tables[name].schema.names
+        with reading(self.trace_files[name]):
+            return pq.read_schema(self.trace_files[name]).names
 
 
     def trace(self, name: str) -> pd.DataFrame:

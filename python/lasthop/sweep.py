@@ -48,7 +48,7 @@ from lasthop.errors import OutputError, RunTimeout
 from lasthop.files import SWEEP_FORMAT, check_output, replace_file, scratch_dir, subdirectory
 from lasthop.pool import DEFAULT_MEMORY, DEFAULT_TIMEOUT_S, LocalPool, TaskFailed
 from lasthop.quantities import SweptParameter, swept_parameter
-from lasthop.results import flows_frame, json_file, read_summary, run_damage
+from lasthop.results import flows_frame, json_file, read_summary, reading, run_damage
 from lasthop.scenario import Scenario
 from lasthop.stats import t975
 
@@ -498,7 +498,8 @@ class SweepResults:
             for k, v in reversed(list(key.items())):
                 ff.insert(0, k, v)
             flow_frames.append(ff)
-            iv = pq.read_table(d / "intervals.parquet").to_pandas()
+            with reading(d / "intervals.parquet"):
+                iv = pq.read_table(d / "intervals.parquet").to_pandas()
             for k, v in reversed(list(key.items())):
                 iv.insert(0, k, v)
             interval_frames.append(iv)

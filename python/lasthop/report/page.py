@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import math
 import re
 from pathlib import Path
 
@@ -70,7 +71,22 @@ def _scripts() -> str:
 def chart_data(charts: list[dict]) -> str:
     """The charts as the JSON text a page embeds: compact, "<" escaped so no text from a
     scenario can close the script element."""
-    return json.dumps(charts, separators=(",", ":"), ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
+    try:
+        text = json.dumps(charts, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a NaN or an infinity (read from a damaged trace): a gap in the chart
+        text = json.dumps(finite(charts), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.replace("<", "\\u003c")
+
+
+def finite(value):
+    """`value` with every NaN and infinity replaced by None (null in JSON: no point)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
 
 
 def _chart(i: int, chart: dict) -> str:

@@ -18,6 +18,7 @@ with --png render.py draws the same chart with matplotlib as files, so they show
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import json
@@ -32,7 +33,7 @@ from lasthop.files import directory_kind, replace_file
 from lasthop.errors import OutputError
 from lasthop.report import charts, envelope, page, text
 from lasthop.report.text import eng
-from lasthop.results import Results, world_of
+from lasthop.results import Results, reading, world_of
 
 # The figure files' code (matplotlib), imported for --png only (lasthop.report.plotting_missing
 # says when it cannot be).
@@ -75,9 +76,17 @@ class RunData:
         self._files = dict(loaded.trace_files)
         self.trace_names = loaded.traces
 
+    def reading(self, name: str):
+        """A context in which a damaged value of table `name` is an OutputError naming its file."""
+        return reading(self._files.get(name, name))
+
     def reduced(self, name: str, columns: list[str], t_end: float, step: bool = False) -> dict:
         """envelope.reduce of each of `columns` over the table's "time_s", read piece by piece
         (a long run's trace is never in memory whole); {} for a table without rows."""
+        with self.reading(name):
+            return self._reduced(name, columns, t_end, step)
+
+    def _reduced(self, name: str, columns: list[str], t_end: float, step: bool) -> dict:
         if name in self._tables:
             t = self._tables[name]
             time_s = _numpy(t.column("time_s"))
@@ -100,6 +109,10 @@ class RunData:
         return dict(zip(columns, envelope.reduce_pieces(pieces, n, t_last, t_end, len(columns), step=step)))
 
     def columns(self, name: str, columns: list[str]) -> dict[str, np.ndarray]:
+        with self.reading(name):
+            return self._columns(name, columns)
+
+    def _columns(self, name: str, columns: list[str]) -> dict[str, np.ndarray]:
         if name in self._tables:
             t = self._tables[name].select(columns)
             return {c: _numpy(t.column(c)) for c in columns}
@@ -236,7 +249,8 @@ class _RunFigures:
         for t in [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/"))]:
             reduced = self.data.reduced(t, ["packets"], self.t_end, step=True).get("packets")
             # An envelope's highest values cover every sample: the peak of the whole trace.
-            peak = int(np.nanmax(envelope.values(reduced))) if reduced is not None else 0
+            with self.data.reading(t):
+                peak = int(np.nanmax(envelope.values(reduced))) if reduced is not None else 0
             if peak >= QUEUE_SHOWN:
                 shown.append((t, reduced, peak))
             else:
@@ -398,6 +412,21 @@ def _wlan_tables(s: dict) -> str:
     return "\n".join(out)
 
 
+def _report_parts(data: RunData, progress: ReportProgress | None) -> tuple[list, list, str, str]:
+    """The figures (and their plan), the intro line and the tables of a run's report."""
+    s = data.summary
+    planned = _RunFigures(data).planned()
+    figures = []
+    for i, (_, chart) in enumerate(planned):
+        figures.append(chart())
+        if progress is not None:
+            progress(i + 1, len(planned), "preparing the report")
+    intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
+             f"{s['simulated_s']:g} s {world_of(s)}" + (f", {s['events_processed']} events." if world_of(s) == "simulated" else "."))
+    tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
+    return figures, planned, intro, tables
+
+
 def run_report(directory: str | Path, results: Results | None = None, progress: ReportProgress | None = None,
                png: bool = False) -> Path:
     """report.html for a `lasthop run` results directory: its tables and its figures as data the
@@ -408,21 +437,14 @@ def run_report(directory: str | Path, results: Results | None = None, progress: 
     d = Path(directory)
     data = RunData(d, results)
     s = data.summary
-    rf = _RunFigures(data)
-    planned = rf.planned()
-    figures = []
-    for i, (_, chart) in enumerate(planned):
-        figures.append(chart())
-        if progress is not None:
-            progress(i + 1, len(planned), "preparing the report")
+    # A directory read back is untrusted: a summary value of the wrong kind is named, not a traceback.
+    with reading(d / "summary.json", "summary") if results is None else contextlib.nullcontext():
+        figures, planned, intro, tables = _report_parts(data, progress)
     note = ""
     if png:
         note = _figure_files(d, figures, [what for what, _ in planned], progress)
     else:
         page.clear_figures(d)  # an earlier report's files would no longer match the page
-    intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
-             f"{s['simulated_s']:g} s {world_of(s)}" + (f", {s['events_processed']} events." if world_of(s) == "simulated" else "."))
-    tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
     out = d / "report.html"
     replace_file(out, page.page(f"lasthop — {s.get('scenario_name')} (seed {s.get('seed')})", intro, [], tables, note,
                                 charts=figures))

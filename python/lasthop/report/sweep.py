@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from lasthop._lazy import LazyModule
 from lasthop.files import replace_file
+from lasthop.results import reading
 from lasthop.quantities import swept_parameter
 from lasthop.report import charts, envelope, page, text
 from lasthop.report.run import ReportProgress
@@ -146,6 +147,30 @@ def x_ticks(ax, x: Axis) -> None:
     render.parameter_ticks(ax, pos, labels, x.numeric, x.integer, x.unit, shown)
 
 
+def _report_parts(res, meta: dict, progress: ReportProgress | None) -> tuple[list, str, str, str, list]:
+    """The figures, name, intro line, failed-runs table and metrics of a sweep's report."""
+    metrics = [m for m in METRICS if not res.flows.empty and m[0] in res.flows] if res.params else []
+    name = meta.get("scenario_name", "sweep")
+    figures = []
+    if metrics:
+        x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
+        facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
+        aggregates = {column: _aggregate(res, column) for column, *_ in metrics}
+        for i, (column, what, unit, scale) in enumerate(metrics):
+            figures.append(_metric_chart(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:]))
+            if progress is not None:
+                progress(i + 1, len(metrics), "preparing the report")
+    grids = ", ".join(f"{g['path']} ∈ {{{', '.join(g['values'])}}}" for g in meta["grids"]) or "no grid"
+    intro = html.escape(f"{meta['scenario_file']}: {grids}; {meta['seeds']} seed(s); {len(res.flows)} flow rows; "
+                        f"{len(res.failed)} failed runs.")
+    table = ""
+    if len(res.failed):
+        cols = list(res.failed.columns)
+        table = page.section("Failed runs", page.table(cols, [[str(v) for v in r] for r in res.failed.itertuples(index=False)],
+                                                       numeric_from=len(cols)))
+    return figures, name, intro, table, metrics
+
+
 def sweep_report(directory: str | Path, progress: ReportProgress | None = None, png: bool = False) -> Path:
     """report.html for a sweep directory, its figures drawn by the page (charts.js); with `png`
     also figures/*.svg and *.png drawn with matplotlib. `progress(done, total, what)` after each
@@ -155,29 +180,14 @@ def sweep_report(directory: str | Path, progress: ReportProgress | None = None, 
     d = Path(directory)
     res = SweepResults.load(d)
     meta = read_sweep_meta(d)
-    metrics = [m for m in METRICS if not res.flows.empty and m[0] in res.flows] if res.params else []
-    name = meta.get("scenario_name", "sweep")
-    figures, note = [], ""
-    if metrics:
-        x = parameter_axis(res.params[0], _grid_values(meta, res.flows, res.params[0]))
-        facet = parameter_axis(res.params[1], _grid_values(meta, res.flows, res.params[1])) if len(res.params) > 1 else None
-        aggregates = {column: _aggregate(res, column) for column, *_ in metrics}
-        for i, (column, what, unit, scale) in enumerate(metrics):
-            figures.append(_metric_chart(aggregates[column], meta, column, what, unit, scale, x, facet, res.params[2:]))
-            if progress is not None:
-                progress(i + 1, len(metrics), "preparing the report")
+    # sweep.json read back is untrusted: a value of the wrong kind is named, not a traceback.
+    with reading(d / "sweep.json", "sweep definition"):
+        figures, name, intro, table, metrics = _report_parts(res, meta, progress)
+    note = ""
     if png:
         note = _figure_files(d, figures, [f"{what} vs {res.params[0]}" for _, what, _, _ in metrics], progress)
     else:
         page.clear_figures(d)
-    grids = ", ".join(f"{g['path']} ∈ {{{', '.join(g['values'])}}}" for g in meta["grids"]) or "no grid"
-    intro = html.escape(f"{meta['scenario_file']}: {grids}; {meta['seeds']} seed(s); {len(res.flows)} flow rows; "
-                        f"{len(res.failed)} failed runs.")
-    table = ""
-    if len(res.failed):
-        cols = list(res.failed.columns)
-        table = page.section("Failed runs", page.table(cols, [[str(v) for v in r] for r in res.failed.itertuples(index=False)],
-                                                       numeric_from=len(cols)))
     out = d / "report.html"
     replace_file(out, page.page(f"lasthop sweep — {name}", intro, [], table, note, charts=figures))
     return out

@@ -230,6 +230,11 @@ impl Decoder {
         self.first_rx
     }
 
+    /// Latest rx of any valid record, seconds of the day (the first rx before any).
+    pub fn last_rx(&self) -> f64 {
+        self.flows.iter().map(|f| f.last_rx).fold(self.first_rx, f64::max)
+    }
+
     /// Records ITGDec rejects (its "error lines").
     pub fn error_lines(&self) -> u64 {
         self.errors

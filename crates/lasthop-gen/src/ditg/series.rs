@@ -70,6 +70,23 @@ type Line = [f64; 4];
 /// Lines a record closes before those no flow can add to any more are written.
 const CLOSE_BATCH: u64 = 4096;
 
+/// The most combined_stats.dat lines `-c` writes (a day of a log at `-c 1` is 86.4 million,
+/// ~4 GB): a tiny interval over a long log, or a damaged timestamp, would otherwise fill the
+/// disk for hours. [`MAX_SERIES_LINES_ENV`] raises it.
+pub const MAX_SERIES_LINES: u64 = 100_000_000;
+pub const MAX_SERIES_LINES_ENV: &str = "LASTHOP_MAX_DITG_LINES";
+
+/// The limit on `-c` lines: [`MAX_SERIES_LINES_ENV`] if set to a positive whole number, else
+/// [`MAX_SERIES_LINES`].
+fn max_series_lines() -> Result<u64, DitgError> {
+    match std::env::var(MAX_SERIES_LINES_ENV) {
+        Err(_) => Ok(MAX_SERIES_LINES),
+        Ok(v) => v.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            DitgError::Argument(format!("{MAX_SERIES_LINES_ENV}={v:?}: valid: a positive whole number of lines"))
+        }),
+    }
+}
+
 /// Streams the second pass over a log into combined_stats.dat lines.
 pub struct CombinedStats {
     ms: f64,
@@ -90,6 +107,15 @@ impl CombinedStats {
             return Err(DitgError::Argument(format!("interval {ms} ms: the -c interval must be a positive number of milliseconds")));
         }
         let g = first_pass.first_rx();
+        let lines = ((first_pass.last_rx() - g) * 1000.0 / ms).ceil() + 1.0;
+        let max = max_series_lines()?;
+        if !(lines <= max as f64) {
+            return Err(DitgError::Argument(format!(
+                "interval {ms} ms: the log spans {:.3} s, {lines:.0} lines of -c {ms}, above the {max} written at most; \
+                 a longer interval, or {MAX_SERIES_LINES_ENV}=<lines> to raise the limit",
+                first_pass.last_rx() - g
+            )));
+        }
         let flows = first_pass
             .flows()
             .iter()
@@ -322,5 +348,21 @@ mod tests {
         assert!(cs.most_held <= 4096 + 1, "{} lines held at once (a batch is 4 096)", cs.most_held);
         cs.finish(&mut out).unwrap();
         assert_eq!(out.0, 3_600_000);
+    }
+
+    #[test]
+    fn a_series_past_the_line_limit_is_refused_before_a_line_is_written() {
+        // 23 h between two records at -c 0.001 ms: 82 800 s / 1 µs + 1 = 8.28e10 lines (hand
+        // count), far above the 1e8 written at most; 1 h at -c 1 (3.6e6 lines) stays within it.
+        let mut dec = Decoder::new();
+        dec.push(&record(0, 0));
+        dec.push(&record(1, 23));
+        let e = CombinedStats::new(&dec, 0.001).err().expect("refused").to_string();
+        assert!(e.contains("82800.000 s") && e.contains("82800000001 lines") && e.contains("above the 100000000"), "{e}");
+        assert!(e.contains("LASTHOP_MAX_DITG_LINES=<lines>"), "{e}");
+        let mut hour = Decoder::new();
+        hour.push(&record(0, 0));
+        hour.push(&record(1, 1));
+        assert!(CombinedStats::new(&hour, 1.0).is_ok());
     }
 }
