@@ -276,6 +276,13 @@ def flows_frame(summary: dict) -> pd.DataFrame:
     return flows_table(summary).to_pandas()
 
 
+def parquet_options(schema: pa.Schema) -> dict:
+    """How lasthop writes a table: dictionary encoding for its text columns only (flow names,
+    TCP states: few distinct values), not for its numbers, whose dictionaries cost 2.4 times
+    the writing time of a queue trace for a file 4 % smaller."""
+    return {"use_dictionary": [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]}
+
+
 class TableSpool:
     """Tables arriving in pieces (a long run's traces, a measurement's per-packet tables), each
     appended to a Parquet file of its own in `directory`: memory holds one piece at a time."""
@@ -290,7 +297,7 @@ class TableSpool:
         w = self._writers.get(name)
         if w is None:
             self.files[name] = self.directory / f"{len(self.files)}.parquet"
-            w = self._writers[name] = pq.ParquetWriter(self.files[name], table.schema)
+            w = self._writers[name] = pq.ParquetWriter(self.files[name], table.schema, **parquet_options(table.schema))
         w.write_table(table)
 
     def add_core(self, raw: list) -> None:
@@ -351,7 +358,7 @@ class RunSpool:
         import pyarrow.compute as pc
 
         path = self.directory / "intervals.parquet"
-        with pq.ParquetWriter(path, tail.schema) as w:
+        with pq.ParquetWriter(path, tail.schema, **parquet_options(tail.schema)) as w:
             for flow in flows:
                 if flow in self.intervals.files:
                     f = pq.ParquetFile(self.intervals.files[flow])
@@ -607,7 +614,7 @@ class Results:
         """Table `name` as the Parquet file `dest`: written from memory, or its file linked (the
         same data, no copy, when both are on one file system) or copied."""
         if name in self._tables:
-            pq.write_table(self._tables[name], dest)
+            pq.write_table(self._tables[name], dest, **parquet_options(self._tables[name].schema))
             return
         try:
             os.link(self.trace_files[name], dest)
