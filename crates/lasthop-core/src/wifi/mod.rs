@@ -1,9 +1,10 @@
-//! IEEE 802.11 last hops: PHY timing ([`phy`]), frame errors ([`errors`]) and the DCF MAC on a
-//! shared medium ([`dcf`]).
+//! IEEE 802.11 last hops: PHY timing of 802.11b/g ([`phy`]) and of 802.11n/ac/ax PPDUs
+//! ([`ppdu`]), frame errors ([`errors`]) and the DCF MAC on a shared medium ([`dcf`]).
 
 pub mod dcf;
 pub mod hop;
 pub mod errors;
 pub mod phy;
+pub mod ppdu;
 #[cfg(test)]
 mod tests;
