@@ -259,6 +259,11 @@ impl TxVector {
         [1, 2, 2, 4, 4, 6, 6, 6, 8, 8, 10, 10][self.mcs as usize]
     }
 
+    /// The coding rate R as (numerator, denominator).
+    pub fn code_rate(&self) -> (u64, u64) {
+        (self.rate_num(), self.rate_den())
+    }
+
     /// The coding rate R as num / den: 1/2, 1/2, 3/4, 1/2, 3/4, 2/3, 3/4, 5/6, 3/4, 5/6, 3/4, 5/6.
     fn rate_num(&self) -> u64 {
         [1, 1, 3, 1, 3, 2, 3, 5, 3, 5, 3, 5][self.mcs as usize]
