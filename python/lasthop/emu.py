@@ -82,8 +82,9 @@ def enter_user_namespace() -> None:
 
 
 def clean() -> list[str]:
-    """Removes what emulators that are no longer running left (namespaces, generator work
-    directories); returns their names."""
+    """Removes what emulators, senders and receivers no longer running left (namespaces, the
+    lh-<pid>-{gen,recv,pcap}-* working directories in the temporary directory); returns their
+    names."""
     return list(_core.emu_clean())
 
 

@@ -115,7 +115,7 @@ def emu_shell(
 
 @emu_app.command("clean")
 def emu_clean() -> None:
-    """Remove what emulators that are no longer running left behind, e.g. after SIGKILL: their namespaces (lh-<pid>-<node>) and generator work directories (<tmp>/lh-<pid>-gen-<flow>)."""
+    """Remove what emulators, senders and receivers no longer running left behind, e.g. after SIGKILL: their namespaces (lh-<pid>-<node>) and working directories (<tmp>/lh-<pid>-{gen,recv,pcap}-*)."""
     from lasthop import emu
     from lasthop.cli import _error, console
 

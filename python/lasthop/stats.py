@@ -3,7 +3,7 @@ function for whole degrees of freedom in closed form (Abramowitz & Stegun 26.7.3
 its quantile by safeguarded Newton iteration on that closed form, and `t975`, the two-sided 95 %
 critical value that sweeps and reproductions multiply a standard error by.
 
-Accuracy (measured against scipy.stats.t, which lasthop no longer needs): for 1 ≤ df ≤ 1000
+Accuracy (measured against scipy.stats.t, which lasthop does not depend on): for 1 ≤ df ≤ 1000
 the quantile has a relative error below 5e-14 (rounding in the closed form's sum of up to df/2
 terms); beyond `_SERIES_MAX_DF` it is the Cornish-Fisher expansion about the normal quantile
 (A&S 26.7.5), below 1e-15 there for p = 0.975 and below 1e-12 out to p = 0.9999.

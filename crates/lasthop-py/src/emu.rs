@@ -100,8 +100,8 @@ impl PyEmulation {
     }
 }
 
-/// Removes what emulators that are no longer running left (namespaces, generator work
-/// directories); returns their names.
+/// Removes what emulators, senders and receivers no longer running left (namespaces, the
+/// `lh-<pid>-{gen,recv,pcap}-*` working directories); returns their names.
 #[pyfunction]
 fn emu_clean() -> PyResult<Vec<String>> {
     lasthop_emu::clean_stale().map_err(emu_err)

@@ -1,6 +1,13 @@
 //! The papers' mechanisms as sans-I/O packet processors: given `now` and a packet, each says
-//! what to do with it; none reads a clock or a socket, so the simulator and (later) the
-//! emulator run the same code.
+//! what to do with it; none reads a clock or a socket, so the simulator and the emulator run
+//! the same code.
+//!
+//! - [`processor`]        the interface contract every processor follows
+//! - [`sap_law`]          SAP-LAW's advertised-window cap at the AP (paper 001)
+//! - [`snoop`]            the Snoop agent (paper 003)
+//! - [`error_generator`]  the packet error generator (paper 003)
+//! - [`receiver_awnd`]    the receiver-based advertised window over W-CDMA (paper 004)
+//! - [`aqm`]              queue disciplines: DropTail, CoDel, FQ-CoDel (links use them too)
 
 pub mod aqm;
 pub mod error_generator;

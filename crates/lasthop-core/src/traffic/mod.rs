@@ -27,6 +27,9 @@
 //!   byte limits (`-z`, `-k`) after which the source is due at [`NEVER`]; [`Preset`] holds
 //!   D-ITG's VoIP, Telnet, DNS, Quake 3 and Counter-Strike presets with its source's numbers.
 //!
+//! Modules: [`cbr`], [`onoff`], [`video`], [`transfer`], [`stochastic`] (with [`dist`], the
+//! laws it draws from, and [`presets`], D-ITG's application presets).
+//!
 //! Left out: D-ITG's payload files (`-Fp`) and its exact random draws. The other sources are
 //! endless and their user stops at the flow's stop time. The video model reproduces mean rate,
 //! frame and GoP variability and the peak, not the long-range dependence of the real traces.

@@ -7,7 +7,7 @@
 //!
 //!   P_b ≤ 1/(2P) · Σ_d c_d · D^d,
 //!
-//! over the code's lowest output weights d from its free distance ([`TERMS`]), where c_d sums the
+//! over the code's lowest output weights d from its free distance (see `TERMS`), where c_d sums the
 //! information bits in error over all error events of output weight d starting at each of the P
 //! phases of the puncturing period. A PSDU of L bytes then survives with (1 − P_b)^(8L).
 //!

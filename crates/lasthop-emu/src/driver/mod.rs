@@ -16,6 +16,10 @@
 //! devices with a nanosecond timeout to the next due event (timer slack set to 1 ns). One
 //! thread, no allocation per packet (slots are reused; event buffers are reused).
 //!
+//! Parts: [`arena`] (the packets' bytes while a model holds them), [`modelled`] (the hybrid
+//! run's modelled flows on the emulator's clock), [`stats`] (what the run report's `emulator`
+//! section counts).
+//!
 //! Malformed input from a namespace — truncated headers, lengths that disagree, bad options,
 //! non-IPv4, addresses outside the scenario — is counted and dropped, never a panic: TCP and UDP
 //! go through `wire::parse`, other IPv4 (ICMP: ping) through etherparse's header check.

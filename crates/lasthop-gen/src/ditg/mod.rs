@@ -14,6 +14,7 @@
 //! - [`import`]  D-ITG logs → lasthop's per-flow meters (`lasthop_core::metrics::FlowMeter`)
 //!   and run report, counting what ITGDec does not: tail loss (with the sender's log),
 //!   percentiles, RFC 3393 IPDV and RFC 3550 jitter beside D-ITG's own jitter
+//! - [`cfmt`]    the C `printf`/`fscanf` conversions ITGDec's output depends on
 //!
 //! Everything streams: a log is read record by record (twice for a time series, whose
 //! intervals start at the earliest receive time of the whole log), memory is per flow.

@@ -1,8 +1,9 @@
 //! From scenario sections to the world-neutral runtime structures of `lasthop-core`: a queue
-//! discipline, a WLAN's DCF, a W-CDMA direction's RLC entity, a flow's traffic (`traffic`: the
-//! same conversion serves the simulator and the real-socket generator), and the whole network —
-//! hops, routes, interface processors (`network`: the simulator and the emulator both start from
-//! it), and a TCP endpoint's configuration (`tcp`). The runtime never consults the schema again.
+//! discipline, a WLAN's DCF ([`wifi`]), a W-CDMA direction's RLC entity ([`cellular`]), a flow's
+//! traffic ([`traffic`]: the same conversion serves the simulator and the real-socket
+//! generator), and the whole network — hops, routes, interface processors ([`network`]: the
+//! simulator and the emulator both start from it), and a TCP endpoint's configuration
+//! ([`tcp`]). The runtime never consults the schema again.
 
 pub mod cellular;
 pub mod network;

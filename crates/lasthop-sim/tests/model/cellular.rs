@@ -66,8 +66,8 @@ fn a_receiver_awnd_holds_udp_under_its_deadline_from_the_first_segment() {
     // channel. At most 5 TCP SDUs (5 × 38 = 190 PDUs) and a UDP packet or two queue ahead of a
     // UDP packet: it leaves within 20 ms (TTI boundary) + 9 TTIs (180 ms) and arrives 30 ms
     // later, so its one-way delay stays below 51.4 (wired) + 230 = 281 ms, under the 300 ms
-    // deadline. A SYN-ACK offering the whole buffer used to let the window run to ~11 segments
-    // for the first ~2 s, and about 1 % of the UDP packets missed the deadline.
+    // deadline. (A SYN-ACK offering the whole buffer would let the window run to ~11 segments
+    // for the first ~2 s, and about 1 % of the UDP packets miss the deadline.)
     let awnd = r#"{ link_rate = "384kbps", udp_rate = "64kbps", propagation = "30ms", retransmissions = 2 }"#;
     let out = run(&[
         ("wcdma.radio.errors.model", "ideal"),
