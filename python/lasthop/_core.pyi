@@ -17,6 +17,11 @@ def parse_quantity(text: str) -> tuple[float, str]:
     """(value in SI units, kind): kind is "duration" (s), "rate" (bit/s), "bytes", "packets" or
     "number"; ValueError naming the text and what is valid."""
 
+def wifi_ppdu(amendment: str, mcs: int, streams: int, width_mhz: int, guard_interval_ns: int, band: str,
+              psdu_bytes: int) -> tuple[int, float]:
+    """(PPDU air time in ns, data rate in b/s) of an 802.11n/ac/ax transmission; ValueError says
+    what is valid."""
+
 class Simulation:
     def __init__(self, text: str, file: str, overrides: list[tuple[str, str]] = ...) -> None: ...
     def run_until(self, t_s: float) -> None: ...

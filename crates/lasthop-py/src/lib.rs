@@ -77,6 +77,30 @@ const QUANTITY_PARSERS: [fn(&str) -> Result<(f64, &'static str), UnitError>; 4] 
 /// A value as a scenario file writes it, in SI units with its kind: `"500kbps"` -> (5e5,
 /// "rate"), `"500us"` -> (5e-4, "duration"), `"64KiB"` -> (65536, "bytes"), `"100p"` -> (100,
 /// "packets"), `"0.01"` -> (0.01, "number"). ValueError names the text and what is valid.
+/// An 802.11n/ac/ax transmission's PPDU air time and data rate (lasthop_core::wifi::ppdu):
+/// `amendment` "802.11n" | "802.11ac" | "802.11ax", `band` "2.4GHz" | "5GHz" | "6GHz"; returns
+/// (PPDU duration in ns for a PSDU of `psdu_bytes`, data rate in b/s). ValueError says what is
+/// valid.
+#[pyfunction]
+#[pyo3(signature = (amendment, mcs, streams, width_mhz, guard_interval_ns, band, psdu_bytes))]
+fn wifi_ppdu(amendment: &str, mcs: u8, streams: u8, width_mhz: u16, guard_interval_ns: u16, band: &str, psdu_bytes: u64) -> PyResult<(u64, f64)> {
+    use lasthop_core::wifi::ppdu::{Amendment, Band, TxVector};
+    let a = match amendment {
+        "802.11n" => Amendment::Ht,
+        "802.11ac" => Amendment::Vht,
+        "802.11ax" => Amendment::He,
+        other => return Err(PyValueError::new_err(format!("amendment {other:?}: valid: 802.11n, 802.11ac, 802.11ax"))),
+    };
+    let b = match band {
+        "2.4GHz" => Band::Ghz2_4,
+        "5GHz" => Band::Ghz5,
+        "6GHz" => Band::Ghz6,
+        other => return Err(PyValueError::new_err(format!("band {other:?}: valid: 2.4GHz, 5GHz, 6GHz"))),
+    };
+    let tx = TxVector::new(a, mcs, streams, width_mhz, guard_interval_ns, b).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((tx.ppdu_duration(psdu_bytes).as_nanos(), tx.data_rate_bps()))
+}
+
 #[pyfunction]
 fn parse_quantity(text: &str) -> PyResult<(f64, &'static str)> {
     if let Ok(x) = text.trim().parse::<f64>() {
@@ -220,6 +244,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundled_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_names, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(wifi_ppdu, m)?)?;
     m.add_class::<PySimulation>()?;
     ditg::register(m)?;
     emu::register(m)?;

@@ -1,4 +1,5 @@
-"""Bianchi's saturation throughput of the 802.11 DCF (G. Bianchi, IEEE JSAC 18(3):535–547, 2000).
+"""Bianchi's saturation throughput of the 802.11 DCF (G. Bianchi, IEEE JSAC 18(3):535–547, 2000),
+and (bianchi_ampdu) of 802.11n/ac/ax stations sending A-MPDUs with Block Acks.
 
     tau = 2 / (1 + W + p W Σ_{k=0}^{m−1} (2p)^k)          (eq. 7, no 0/0 at p = 1/2)
     p   = 1 − (1 − tau)^(n−1)                               (eq. 9)
@@ -135,3 +136,86 @@ def bianchi(n: int, size: int = 1500, phy: str | PhyTiming = "802.11b", rts: boo
         tcoll = t.rts + (t.difs if tc == "bianchi" else t.sifs + t.cts + t.difs)
     mean_slot = (1 - ptr) * t.slot + ptr * ps * ts + ptr * (1 - ps) * tcoll
     return BianchiPoint(n, size, tau, p, ps * ptr * 8.0 * size / mean_slot * 1e6, ts, tcoll)
+
+
+# ---------------------------------------------------------------- aggregated 802.11n/ac/ax
+
+QOS_MAC_HEADER_FCS = 30  # QoS data: 26 B header + 4 B FCS
+AMPDU_DELIMITER = 4
+# The highest PSDU air time (aPPDUMaxTime: 10 ms for HT-mixed, 5.484 ms for VHT and HE) and the
+# Block Ack window (64; 256 for HE) that bound an A-MPDU besides its length.
+PPDU_MAX_US = {"802.11n": 10_000.0, "802.11ac": 5_484.0, "802.11ax": 5_484.0}
+BA_WINDOW = {"802.11n": 64, "802.11ac": 64, "802.11ax": 256}
+# Compressed Block Ack: 16 B of frame control, duration and addresses, BA control and starting
+# sequence control 4 B, the bitmap (8 B; 32 B for a 256-frame window), FCS 4 B.
+BLOCK_ACK = {64: 32, 256: 56}
+
+
+@dataclass(frozen=True)
+class AggregatedPoint:
+    n: int
+    size: int
+    mpdus: int  # MPDUs per A-MPDU
+    psdu: int  # A-MPDU bytes
+    tau: float
+    p: float
+    throughput_bps: float
+    ts_us: float
+    tc_us: float
+
+
+def _legacy_ofdm_us(nbytes: int, rate_mbps: float, band: str) -> float:
+    """A non-HT OFDM PPDU (the control responses' format) at `rate_mbps`: 20 µs of preamble and
+    SIGNAL, 4 µs symbols, the 6 µs signal extension at 2.4 GHz."""
+    return _ofdm(nbytes, rate_mbps) - (0.0 if band == "2.4GHz" else 6.0)
+
+
+def bianchi_ampdu(n: int, amendment: str = "802.11n", mcs: int = 7, streams: int = 1, width: int = 20,
+                  guard_interval: int = 800, band: str = "5GHz", size: int = 1500, max_ampdu: int = 65_535,
+                  control_rate: float = 24.0, aifsn: int = 3, cw_min: int = 15, cw_max: int = 1023,
+                  tc: str = "eifs") -> AggregatedPoint:
+    """Bianchi's chain (eq. 7, 9, 13 above) for `n` saturated stations each sending A-MPDUs of
+    `size`-byte MSDUs in one access category (EDCA's AC_BE by default: AIFSN 3, CW 15..1023)
+    with immediate compressed Block Acks at `control_rate` Mb/s, the A-MPDU airtime in place of
+    DATA (the aggregation extension of e.g. Lin & Wong, "Frame aggregation and optimal frame size
+    adaptation for IEEE 802.11n WLANs", GLOBECOM 2006):
+
+        Ts = PPDU(A-MPDU) + SIFS + BA + AIFS,   Tc = Ts (``tc="eifs"``: the medium is lost for
+        the Block Ack timeout) or PPDU + AIFS (``tc="bianchi"``),
+
+    S counting the MSDUs' bytes. An A-MPDU holds as many MPDUs (MSDU + 8 B LLC/SNAP + 30 B QoS
+    header and FCS, each behind a 4 B delimiter and padded to 4 B) as fit the `max_ampdu` length,
+    the PPDU's longest air time and the Block Ack window. PPDU durations are
+    lasthop_core::wifi::ppdu's (checked against ns-3's)."""
+    from lasthop import _core
+
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    sifs = 10.0 if band == "2.4GHz" else 16.0
+    slot = 9.0
+    aifs = sifs + aifsn * slot
+    mpdu = size + LLC_SNAP + QOS_MAC_HEADER_FCS
+    sub = AMPDU_DELIMITER + mpdu
+    padded = sub + (-sub) % 4
+
+    def psdu(k: int) -> int:
+        return (k - 1) * padded + sub
+
+    def airtime_us(nbytes: int) -> float:
+        return _core.wifi_ppdu(amendment, mcs, streams, width, guard_interval, band, nbytes)[0] / 1e3
+
+    k = 1
+    while (k + 1 <= BA_WINDOW[amendment] and psdu(k + 1) <= max_ampdu
+           and airtime_us(psdu(k + 1)) <= PPDU_MAX_US[amendment] + (6.0 if band == "2.4GHz" else 0.0)):
+        k += 1
+    ppdu = airtime_us(psdu(k))
+    ba = _legacy_ofdm_us(BLOCK_ACK[BA_WINDOW[amendment]], control_rate, band)
+    w = cw_min + 1
+    m = int(round(math.log2((cw_max + 1) / w)))
+    tau, p = _fixed_point(n, w, m)
+    ptr = 1 - (1 - tau) ** n
+    ps = n * tau * (1 - tau) ** (n - 1) / ptr
+    ts = ppdu + sifs + ba + aifs
+    tcoll = ts if tc == "eifs" else ppdu + aifs
+    mean_slot = (1 - ptr) * slot + ptr * ps * ts + ptr * (1 - ps) * tcoll
+    return AggregatedPoint(n, size, k, psdu(k), tau, p, ps * ptr * 8.0 * size * k / mean_slot * 1e6, ts, tcoll)
