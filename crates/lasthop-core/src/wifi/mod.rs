@@ -1,10 +1,12 @@
 //! IEEE 802.11 last hops: PHY timing of 802.11b/g ([`phy`]) and of 802.11n/ac/ax PPDUs
 //! ([`ppdu`]), frame errors of 802.11b/g ([`errors`]) and of OFDM MCSs from the SNR
-//! ([`coding`]), the SNR from distance ([`radio`]), the DCF MAC on a shared medium ([`dcf`]) and
-//! a WLAN behind the hop contract ([`hop`]).
+//! ([`coding`]), the SNR from distance ([`radio`]), EDCA's access categories and parameters
+//! ([`edca`]), the DCF MAC on a shared medium ([`dcf`]) and a WLAN behind the hop contract
+//! ([`hop`]).
 
 pub mod coding;
 pub mod dcf;
+pub mod edca;
 pub mod hop;
 pub mod errors;
 pub mod phy;
