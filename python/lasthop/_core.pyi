@@ -22,6 +22,11 @@ def wifi_ppdu(amendment: str, mcs: int, streams: int, width_mhz: int, guard_inte
     """(PPDU air time in ns, data rate in b/s) of an 802.11n/ac/ax transmission; ValueError says
     what is valid."""
 
+def wifi_ampdu(amendment: str, mcs: int, streams: int, width_mhz: int, guard_interval_ns: int, band: str,
+               mpdu_bytes: int, count: int, max_bytes: int, max_mpdus: int, max_duration_ns: int | None = None) -> tuple[int, int, int]:
+    """(MPDUs, PSDU bytes, PPDU ns) of the A-MPDU of up to `count` MPDUs of `mpdu_bytes` within the
+    limits; ValueError says what is valid."""
+
 class Simulation:
     def __init__(self, text: str, file: str, overrides: list[tuple[str, str]] = ...) -> None: ...
     def run_until(self, t_s: float) -> None: ...

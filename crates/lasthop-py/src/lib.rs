@@ -84,6 +84,26 @@ const QUANTITY_PARSERS: [fn(&str) -> Result<(f64, &'static str), UnitError>; 4] 
 #[pyfunction]
 #[pyo3(signature = (amendment, mcs, streams, width_mhz, guard_interval_ns, band, psdu_bytes))]
 fn wifi_ppdu(amendment: &str, mcs: u8, streams: u8, width_mhz: u16, guard_interval_ns: u16, band: &str, psdu_bytes: u64) -> PyResult<(u64, f64)> {
+    let tx = tx_vector(amendment, mcs, streams, width_mhz, guard_interval_ns, band)?;
+    Ok((tx.ppdu_duration(psdu_bytes).as_nanos(), tx.data_rate_bps()))
+}
+
+/// The A-MPDU of up to `count` MPDUs of `mpdu_bytes` that fits `max_bytes`, `max_mpdus` and
+/// `max_duration_ns` (a TXOP limit; None: aPPDUMaxTime alone) — lasthop_core::wifi::ppdu::
+/// TxVector::aggregate: (MPDUs, PSDU bytes, duration in ns).
+#[pyfunction]
+#[pyo3(signature = (amendment, mcs, streams, width_mhz, guard_interval_ns, band, mpdu_bytes, count, max_bytes, max_mpdus, max_duration_ns=None))]
+#[allow(clippy::too_many_arguments)]
+fn wifi_ampdu(amendment: &str, mcs: u8, streams: u8, width_mhz: u16, guard_interval_ns: u16, band: &str, mpdu_bytes: u64, count: usize,
+              max_bytes: u64, max_mpdus: usize, max_duration_ns: Option<u64>) -> PyResult<(usize, u64, u64)> {
+    use lasthop_core::wifi::ppdu::AggregationLimits;
+    let tx = tx_vector(amendment, mcs, streams, width_mhz, guard_interval_ns, band)?;
+    let limits = AggregationLimits { max_bytes, max_mpdus, max_duration: lasthop_core::Duration(max_duration_ns.unwrap_or(u64::MAX)) };
+    let a = tx.aggregate(std::iter::repeat_n(mpdu_bytes, count), limits).ok_or_else(|| PyValueError::new_err("count 0: an A-MPDU needs an MPDU"))?;
+    Ok((a.mpdus, a.psdu_bytes, a.duration.as_nanos()))
+}
+
+fn tx_vector(amendment: &str, mcs: u8, streams: u8, width_mhz: u16, guard_interval_ns: u16, band: &str) -> PyResult<lasthop_core::wifi::ppdu::TxVector> {
     use lasthop_core::wifi::ppdu::{Amendment, Band, TxVector};
     let a = match amendment {
         "802.11n" => Amendment::Ht,
@@ -97,8 +117,7 @@ fn wifi_ppdu(amendment: &str, mcs: u8, streams: u8, width_mhz: u16, guard_interv
         "6GHz" => Band::Ghz6,
         other => return Err(PyValueError::new_err(format!("band {other:?}: valid: 2.4GHz, 5GHz, 6GHz"))),
     };
-    let tx = TxVector::new(a, mcs, streams, width_mhz, guard_interval_ns, b).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((tx.ppdu_duration(psdu_bytes).as_nanos(), tx.data_rate_bps()))
+    TxVector::new(a, mcs, streams, width_mhz, guard_interval_ns, b).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 #[pyfunction]
@@ -245,6 +264,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundled_names, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(wifi_ppdu, m)?)?;
+    m.add_function(wrap_pyfunction!(wifi_ampdu, m)?)?;
     m.add_class::<PySimulation>()?;
     ditg::register(m)?;
     emu::register(m)?;

@@ -141,10 +141,8 @@ def bianchi(n: int, size: int = 1500, phy: str | PhyTiming = "802.11b", rts: boo
 # ---------------------------------------------------------------- aggregated 802.11n/ac/ax
 
 QOS_MAC_HEADER_FCS = 30  # QoS data: 26 B header + 4 B FCS
-AMPDU_DELIMITER = 4
-# The highest PSDU air time (aPPDUMaxTime: 10 ms for HT-mixed, 5.484 ms for VHT and HE) and the
-# Block Ack window (64; 256 for HE) that bound an A-MPDU besides its length.
-PPDU_MAX_US = {"802.11n": 10_000.0, "802.11ac": 5_484.0, "802.11ax": 5_484.0}
+# The Block Ack window (64; 256 for HE), which bounds an A-MPDU besides its length and
+# aPPDUMaxTime.
 BA_WINDOW = {"802.11n": 64, "802.11ac": 64, "802.11ax": 256}
 # Compressed Block Ack: 16 B of frame control, duration and addresses, BA control and starting
 # sequence control 4 B, the bitmap (8 B; 32 B for a 256-frame window), FCS 4 B.
@@ -185,8 +183,8 @@ def bianchi_ampdu(n: int, amendment: str = "802.11n", mcs: int = 7, streams: int
 
     S counting the MSDUs' bytes. An A-MPDU holds as many MPDUs (MSDU + 8 B LLC/SNAP + 30 B QoS
     header and FCS, each behind a 4 B delimiter and padded to 4 B) as fit the `max_ampdu` length,
-    the PPDU's longest air time and the Block Ack window. PPDU durations are
-    lasthop_core::wifi::ppdu's (checked against ns-3's)."""
+    the PPDU's longest air time and the Block Ack window: lasthop_core::wifi::ppdu's
+    TxVector::aggregate, whose PPDU durations are checked against ns-3's."""
     from lasthop import _core
 
     if n < 1:
@@ -195,20 +193,9 @@ def bianchi_ampdu(n: int, amendment: str = "802.11n", mcs: int = 7, streams: int
     slot = 9.0
     aifs = sifs + aifsn * slot
     mpdu = size + LLC_SNAP + QOS_MAC_HEADER_FCS
-    sub = AMPDU_DELIMITER + mpdu
-    padded = sub + (-sub) % 4
-
-    def psdu(k: int) -> int:
-        return (k - 1) * padded + sub
-
-    def airtime_us(nbytes: int) -> float:
-        return _core.wifi_ppdu(amendment, mcs, streams, width, guard_interval, band, nbytes)[0] / 1e3
-
-    k = 1
-    while (k + 1 <= BA_WINDOW[amendment] and psdu(k + 1) <= max_ampdu
-           and airtime_us(psdu(k + 1)) <= PPDU_MAX_US[amendment] + (6.0 if band == "2.4GHz" else 0.0)):
-        k += 1
-    ppdu = airtime_us(psdu(k))
+    window = BA_WINDOW[amendment]
+    k, psdu, ppdu_ns = _core.wifi_ampdu(amendment, mcs, streams, width, guard_interval, band, mpdu, window, max_ampdu, window)
+    ppdu = ppdu_ns / 1e3
     ba = _legacy_ofdm_us(BLOCK_ACK[BA_WINDOW[amendment]], control_rate, band)
     w = cw_min + 1
     m = int(round(math.log2((cw_max + 1) / w)))
@@ -218,4 +205,4 @@ def bianchi_ampdu(n: int, amendment: str = "802.11n", mcs: int = 7, streams: int
     ts = ppdu + sifs + ba + aifs
     tcoll = ts if tc == "eifs" else ppdu + aifs
     mean_slot = (1 - ptr) * slot + ptr * ps * ts + ptr * (1 - ps) * tcoll
-    return AggregatedPoint(n, size, k, psdu(k), tau, p, ps * ptr * 8.0 * size * k / mean_slot * 1e6, ts, tcoll)
+    return AggregatedPoint(n, size, k, psdu, tau, p, ps * ptr * 8.0 * size * k / mean_slot * 1e6, ts, tcoll)

@@ -231,7 +231,7 @@ impl TxVector {
     fn divides_among_encoders(&self) -> bool {
         let coded = self.coded_bits_per_symbol();
         let nes = self.encoders() as u64;
-        (coded * self.rate_num()) % self.rate_den() == 0 && self.data_bits_per_symbol() % nes == 0 && coded % nes == 0
+        (coded * self.rate_num()).is_multiple_of(self.rate_den()) && self.data_bits_per_symbol().is_multiple_of(nes) && coded.is_multiple_of(nes)
     }
 
     /// Coded bits per OFDM symbol, N_CBPS = N_SD · N_BPSCS · N_SS.
@@ -356,6 +356,69 @@ impl TxVector {
     }
 }
 
+/// A-MPDU framing (802.11-2016 10.13): each MPDU behind a 4-byte delimiter and padded to a
+/// multiple of 4 bytes, the last one unpadded.
+pub const AMPDU_DELIMITER: u64 = 4;
+
+/// What bounds an A-MPDU besides its MPDUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AggregationLimits {
+    /// The receiver's maximum A-MPDU length, bytes (65 535 for HT; up to 1 048 575 for VHT and
+    /// 6 500 631 for HE by their capabilities).
+    pub max_bytes: u64,
+    /// MPDUs the Block Ack window has room for.
+    pub max_mpdus: usize,
+    /// The longest PPDU: aPPDUMaxTime (10 ms HT-mixed, 5.484 ms VHT and HE), or less under a
+    /// TXOP limit.
+    pub max_duration: Duration,
+}
+
+impl Amendment {
+    /// aPPDUMaxTime: 10 ms for HT-mixed (19.4.4), 5.484 ms for VHT and HE (21.4.4, 27.4.4).
+    pub fn max_ppdu_duration(self) -> Duration {
+        match self {
+            Amendment::Ht => Duration::from_micros(10_000),
+            Amendment::Vht | Amendment::He => Duration::from_micros(5_484),
+        }
+    }
+}
+
+/// An A-MPDU composed from the head of a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Aggregate {
+    /// MPDUs taken from the head of the queue.
+    pub mpdus: usize,
+    /// The PSDU: delimiters, MPDUs and padding, bytes.
+    pub psdu_bytes: u64,
+    pub duration: Duration,
+}
+
+impl TxVector {
+    /// The longest A-MPDU of the MPDUs `sizes` (bytes, in queue order) within `limits`, taken in
+    /// order from the first; the first always goes (alone if it exceeds a limit, as a single
+    /// MPDU would). None for no MPDU.
+    pub fn aggregate(&self, sizes: impl IntoIterator<Item = u64>, limits: AggregationLimits) -> Option<Aggregate> {
+        let max_duration = limits.max_duration.min(self.amendment.max_ppdu_duration()) + self.band.signal_extension();
+        let mut best: Option<Aggregate> = None;
+        let mut padded_so_far = 0u64; // the subframes before the last, padded
+        for (k, size) in sizes.into_iter().enumerate() {
+            let sub = AMPDU_DELIMITER + size;
+            let psdu_bytes = padded_so_far + sub;
+            let candidate = Aggregate { mpdus: k + 1, psdu_bytes, duration: self.ppdu_duration(psdu_bytes) };
+            let fits = k < limits.max_mpdus && psdu_bytes <= limits.max_bytes && candidate.duration <= max_duration;
+            if !fits && best.is_some() {
+                break;
+            }
+            best = Some(candidate);
+            if !fits {
+                break;
+            }
+            padded_so_far += sub.next_multiple_of(4);
+        }
+        best
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,5 +517,30 @@ mod tests {
         assert_eq!(e(He, 0, 1, 20, 400, Ghz5), "guard interval 400 ns on 802.11ax: valid: 800, 1600, 3200 ns");
         assert_eq!(e(Ht, 0, 1, 80, 800, Ghz5), "80 MHz on 802.11n: valid: 20, 40 MHz");
         assert!(e(Vht, 9, 1, 20, 800, Ghz5).starts_with("802.11ac MCS 9 at 20 MHz with 1 spatial streams: not a rate"));
+    }
+
+    #[test]
+    fn an_ampdu_holds_what_fits_its_length_window_and_time() {
+        use Amendment::*;
+        use Band::*;
+        let limits = |max_bytes, max_mpdus, max_us| AggregationLimits { max_bytes, max_mpdus, max_duration: Duration::from_micros(max_us) };
+        // 1538 B MPDUs (1500 B IP + 8 LLC/SNAP + 30 QoS header and FCS): subframes of 1542 B
+        // padded to 1544: 42 fit 65 535 B (41 · 1544 + 1542 = 64 846), as bianchi_ampdu counts.
+        let ht = v(Ht, 7, 1, 20, 800, Ghz5);
+        let a = ht.aggregate(std::iter::repeat(1538).take(100), limits(65_535, 64, 10_000)).unwrap();
+        assert_eq!((a.mpdus, a.psdu_bytes, a.duration), (42, 64_846, Duration::from_micros(8_020)));
+        // The window's room bounds it: 10 MPDUs.
+        assert_eq!(ht.aggregate(std::iter::repeat(1538).take(100), limits(65_535, 10, 10_000)).unwrap().mpdus, 10);
+        // A TXOP limit of 1.504 ms: 36 µs + 4 µs · ⌈(22 + 8 · (k · 1544 − 2)) / 260⌉ is 1368 µs
+        // for k = 7 (333 symbols) and 1560 µs for k = 8 (381): 7 fit.
+        let a = ht.aggregate(std::iter::repeat(1538).take(100), limits(65_535, 64, 1_504)).unwrap();
+        assert_eq!((a.mpdus, a.duration), (7, Duration::from_micros(1_368)));
+        // What is queued bounds it; the first MPDU always goes, even when alone it is too long.
+        assert_eq!(ht.aggregate([100, 200], limits(65_535, 64, 10_000)).unwrap().psdu_bytes, 104 + 204);
+        assert_eq!(ht.aggregate([9_000], limits(1_000, 64, 10_000)).unwrap().mpdus, 1);
+        assert_eq!(ht.aggregate([], limits(65_535, 64, 10_000)), None);
+        // VHT's aPPDUMaxTime of 5.484 ms bounds a long A-MPDU at a low rate (MCS 0, 6.5 Mb/s).
+        let slow = v(Vht, 0, 1, 20, 800, Ghz5).aggregate(std::iter::repeat(1538).take(100), limits(1_048_575, 64, 10_000)).unwrap();
+        assert!(slow.duration <= Duration::from_micros(5_484) && slow.mpdus == 2, "{slow:?}");
     }
 }

@@ -109,7 +109,7 @@ impl CombinedStats {
         let g = first_pass.first_rx();
         let lines = ((first_pass.last_rx() - g) * 1000.0 / ms).ceil() + 1.0;
         let max = max_series_lines()?;
-        if !(lines <= max as f64) {
+        if lines.is_nan() || lines > max as f64 {
             return Err(DitgError::Argument(format!(
                 "interval {ms} ms: the log spans {:.3} s, {lines:.0} lines of -c {ms}, above the {max} written at most; \
                  a longer interval, or {MAX_SERIES_LINES_ENV}=<lines> to raise the limit",
