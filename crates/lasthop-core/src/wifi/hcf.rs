@@ -1,0 +1,476 @@
+//! EDCA with A-MPDUs and immediate Block Acks on one shared medium (802.11-2016 10.22.2, 10.24;
+//! the channel access of 802.11n/ac/ax BSSs): the [`Dcf`](super::dcf::Dcf)'s design — every
+//! station hears every other, so the medium falls idle for everyone at the same instant and one
+//! decision per exchange replaces per-slot events — with per access category contention.
+//!
+//! - Each station keeps one queue per access category ([`AccessCategory`]), each contending on
+//!   its own: AIFS[AC] = SIFS + AIFSN · slot after the medium falls idle, then its backoff, a
+//!   frozen counter losing one more slot at the first slot boundary after its AIFS (the DCF's
+//!   convention, Bianchi's chain). Categories of one station that end their backoff in the same
+//!   slot collide internally: the highest sends, the others double their CW and back off again
+//!   (nothing of theirs was sent: their MPDUs' retry counts stay).
+//! - The winner sends one A-MPDU to one receiver: the MPDUs its Block Ack agreement with that
+//!   receiver must retransmit, then new MSDUs from the head of its queue for that receiver, as
+//!   many as [`TxVector::aggregate`] allows (the receiver's A-MPDU length, the agreement's
+//!   window, aPPDUMaxTime and the category's TXOP limit). Each MPDU gets through or not on its
+//!   own (its frame success at the station's SNR); the receiver's [`Reorder`] buffer passes
+//!   MSDUs up in order at the PPDU's end; the compressed Block Ack comes back SIFS later at the
+//!   control rate. An MPDU not acknowledged is retried in a later A-MPDU, up to the retry limit
+//!   ([`Originator`]). A Block Ack resets the CW; no Block Ack (a collision) doubles it.
+//! - After an exchange the medium is idle from its end for everyone; after a collision from its
+//!   PPDUs' end + SIFS + the Block Ack's airtime (the Block Ack timeout), so that every failed
+//!   exchange takes what `lasthop.models.bianchi_ampdu(tc="eifs")` assumes.
+//!
+//! Left out (for now): TXOP bursts of several A-MPDUs, RTS/CTS protection, A-MSDU, rate control
+//! (each station has its TxVector), Block Ack frame errors, beacons, hidden terminals.
+
+use super::block_ack::{sn_distance, Originator, Reorder};
+use super::dcf::MacOutput;
+use super::edca::{internal_collision, AccessCategory, EdcaParams, Role};
+use super::phy::LLC_SNAP_BYTES;
+use super::ppdu::{AggregationLimits, Band, TxVector};
+use crate::rng::SimRng;
+use crate::{Duration, Time};
+use rand_core::RngCore;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// QoS data MPDU overhead: 26 B header + 4 B FCS.
+pub const QOS_HEADER_FCS_BYTES: u64 = 30;
+
+/// MAC parameters of one EDCA BSS.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HcfConfig {
+    pub band: Band,
+    /// The receivers' maximum A-MPDU length, bytes.
+    pub max_ampdu_bytes: u64,
+    /// Block Ack agreements' window: 64 (HT, VHT) or 256 (HE).
+    pub ba_window: u16,
+    /// Attempts of an MPDU before it is discarded.
+    pub retry_limit: u32,
+    /// Frames each access category's queue holds.
+    pub queue_packets: usize,
+    /// Rate of control responses (Block Acks), Mb/s.
+    pub control_rate_mbps: u32,
+}
+
+impl HcfConfig {
+    pub fn sifs(&self) -> Duration {
+        Duration::from_micros(if self.band == Band::Ghz2_4 { 10 } else { 16 })
+    }
+    pub fn slot(&self) -> Duration {
+        Duration::from_micros(9)
+    }
+    /// A compressed Block Ack (32 B; 56 B for a 256-MPDU window) as a non-HT OFDM PPDU: 20 µs of
+    /// preamble and SIGNAL, 4 µs symbols, the signal extension at 2.4 GHz.
+    pub fn block_ack_time(&self) -> Duration {
+        let bytes: u64 = if self.ba_window > 64 { 56 } else { 32 };
+        let ndbps = self.control_rate_mbps as u64 * 4;
+        Duration::from_micros(20 + 4 * (16 + 8 * bytes + 6).div_ceil(ndbps)) + self.band.signal_extension()
+    }
+}
+
+/// An MSDU waiting at a station.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Msdu {
+    pub pkt: u32,
+    pub ip_bytes: u32,
+    pub to: u16,
+    pub ac: AccessCategory,
+}
+
+impl Msdu {
+    fn mpdu_bytes(&self) -> u64 {
+        self.ip_bytes as u64 + LLC_SNAP_BYTES + QOS_HEADER_FCS_BYTES
+    }
+}
+
+/// One agreement's MSDUs in the originator's window, by sequence number.
+#[derive(Debug)]
+struct Agreement {
+    scoreboard: Originator,
+    in_window: BTreeMap<u16, Msdu>,
+}
+
+/// One access category of one station.
+#[derive(Debug)]
+struct Queue {
+    params: EdcaParams,
+    waiting: VecDeque<Msdu>,
+    agreements: HashMap<u16, Agreement>,
+    backoff: u32,
+    counting: bool,
+    /// Failed accesses since the last success (for the CW).
+    failures: u32,
+    ready_at: Time,
+}
+
+impl Queue {
+    fn has_work(&self) -> bool {
+        !self.waiting.is_empty() || self.agreements.values().any(|a| a.scoreboard.outstanding() > 0)
+    }
+}
+
+#[derive(Debug)]
+struct Station {
+    tx: TxVector,
+    /// Its frames' SNR at their receiver, linear (the MCS's frame success at it).
+    snr: f64,
+    queues: [Queue; 4],
+    reorder: HashMap<(u16, usize), Reorder<Msdu>>,
+}
+
+/// MAC counters of the BSS.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HcfStats {
+    pub exchanges: u64,
+    pub collisions: u64,
+    pub internal_collisions: u64,
+    pub mpdus_sent: u64,
+    pub mpdus_failed: u64,
+    pub discarded: u64,
+    pub queue_drops: u64,
+}
+
+/// The BSS's EDCA with aggregation.
+#[derive(Debug)]
+pub struct Hcf {
+    pub cfg: HcfConfig,
+    stations: Vec<Station>,
+    backoff_rng: SimRng,
+    error_rng: SimRng,
+    idle_from: Time,
+    pub stats: HcfStats,
+}
+
+fn ac_index(ac: AccessCategory) -> usize {
+    ac as usize
+}
+
+impl Hcf {
+    /// A BSS of stations with their TxVectors and SNRs (linear); station 0 is the AP (WMM's AP
+    /// parameters), the others use the stations' set.
+    pub fn new(cfg: HcfConfig, stations: Vec<(TxVector, f64)>, backoff_rng: SimRng, error_rng: SimRng) -> Hcf {
+        let stations = stations
+            .into_iter()
+            .enumerate()
+            .map(|(i, (tx, snr))| {
+                let role = if i == 0 { Role::AccessPoint } else { Role::Station };
+                Station {
+                    tx,
+                    snr,
+                    queues: AccessCategory::ALL.map(|ac| Queue {
+                        params: EdcaParams::wmm_default(ac, role),
+                        waiting: VecDeque::new(),
+                        agreements: HashMap::new(),
+                        backoff: 0,
+                        counting: false,
+                        failures: 0,
+                        ready_at: Time::ZERO,
+                    }),
+                    reorder: HashMap::new(),
+                }
+            })
+            .collect();
+        Hcf { cfg, stations, backoff_rng, error_rng, idle_from: Time::ZERO, stats: HcfStats::default() }
+    }
+
+    pub fn n_stations(&self) -> usize {
+        self.stations.len()
+    }
+
+    /// MSDUs waiting at station `i` in category `ac` (not counting those in a Block Ack window).
+    pub fn queue_len(&self, i: usize, ac: AccessCategory) -> usize {
+        self.stations[i].queues[ac_index(ac)].waiting.len()
+    }
+
+    fn aifs(&self, i: usize, q: usize) -> Duration {
+        self.stations[i].queues[q].params.aifs(self.cfg.sifs(), self.cfg.slot())
+    }
+
+    fn draw_backoff(&mut self, i: usize, q: usize) {
+        let queue = &mut self.stations[i].queues[q];
+        let cw = queue.params.contention_window(queue.failures) as u64 + 1;
+        queue.backoff = (self.backoff_rng.next_u64() % cw) as u32;
+        queue.counting = true;
+    }
+
+    /// Queues an MSDU; returns it back if its queue is full (a tail drop).
+    pub fn enqueue(&mut self, now: Time, i: usize, m: Msdu) -> Option<Msdu> {
+        let q = ac_index(m.ac);
+        let aifs = self.aifs(i, q);
+        let limit = self.cfg.queue_packets;
+        let queue = &mut self.stations[i].queues[q];
+        if queue.waiting.len() >= limit {
+            self.stats.queue_drops += 1;
+            return Some(m);
+        }
+        let idle_before = !queue.has_work();
+        queue.waiting.push_back(m);
+        if idle_before {
+            queue.ready_at = now;
+            // A frame finding its category idle and the medium idle for AIFS goes at once; one
+            // finding the medium busy (or not yet idle for AIFS) backs off.
+            if !queue.counting && now < self.idle_from + aifs {
+                self.draw_backoff(i, q);
+            }
+        }
+        None
+    }
+
+    /// When category `q` of station `i` would start sending.
+    fn fires_at(&self, i: usize, q: usize) -> Option<Time> {
+        let queue = &self.stations[i].queues[q];
+        queue.has_work().then(|| (self.idle_from + self.aifs(i, q) + self.cfg.slot() * queue.backoff as u64).max(queue.ready_at))
+    }
+
+    /// When the next transmission starts, if any category has something to send.
+    pub fn next_decision(&self) -> Option<Time> {
+        (0..self.stations.len()).flat_map(|i| (0..4).filter_map(move |q| self.fires_at(i, q))).min()
+    }
+
+    /// Runs the exchange that starts at `now` (which must be `next_decision()`).
+    pub fn decide(&mut self, now: Time, out: &mut Vec<MacOutput>) {
+        let slot = self.cfg.slot();
+        // Who fires now (per station: its categories), and every other counter's slots.
+        let mut senders: Vec<(usize, usize)> = Vec::new();
+        for i in 0..self.stations.len() {
+            let mut ready = Vec::new();
+            for q in 0..4 {
+                if self.fires_at(i, q) == Some(now) {
+                    ready.push(AccessCategory::ALL[q]);
+                    continue;
+                }
+                let start = self.idle_from + self.aifs(i, q);
+                let queue = &mut self.stations[i].queues[q];
+                if queue.counting && now >= start {
+                    queue.backoff = queue.backoff.saturating_sub(((now - start).0 / slot.0) as u32 + 1);
+                    if queue.backoff == 0 && !queue.has_work() {
+                        queue.counting = false; // post-backoff finished
+                    }
+                }
+            }
+            if let Some((winner, losers)) = internal_collision(&ready) {
+                for ac in losers {
+                    self.stats.internal_collisions += 1;
+                    let q = ac_index(ac);
+                    self.stations[i].queues[q].failures += 1;
+                    self.draw_backoff(i, q);
+                }
+                senders.push((i, ac_index(winner)));
+            }
+        }
+        assert!(!senders.is_empty(), "decide() called when no category transmits");
+        self.stats.exchanges += 1;
+        let ampdus: Vec<_> = senders.iter().map(|&(i, q)| (i, q, self.compose(i, q))).collect();
+        let end = ampdus.iter().map(|(_, _, a)| now + a.2).max().expect("senders");
+        if ampdus.len() > 1 {
+            self.stats.collisions += 1;
+            for (i, q, (to, sns, _)) in ampdus {
+                self.stats.mpdus_sent += sns.len() as u64;
+                self.stats.mpdus_failed += sns.len() as u64;
+                self.settle(i, q, to, None, out);
+            }
+            self.idle_from = end + self.cfg.sifs() + self.cfg.block_ack_time();
+            return;
+        }
+        let (i, q, (to, sns, airtime)) = ampdus.into_iter().next().expect("one sender");
+        let got = self.transmit(i, q, to, &sns, now + airtime, out);
+        self.settle(i, q, to, Some(&got), out);
+        self.idle_from = now + airtime + self.cfg.sifs() + self.cfg.block_ack_time();
+    }
+
+    /// The A-MPDU category `q` of station `i` sends: (receiver, sequence numbers, airtime).
+    fn compose(&mut self, i: usize, q: usize) -> (u16, Vec<u16>, Duration) {
+        let (window, max_bytes, retry_limit) = (self.cfg.ba_window, self.cfg.max_ampdu_bytes, self.cfg.retry_limit);
+        let st = &mut self.stations[i];
+        let tx = st.tx;
+        let queue = &mut st.queues[q];
+        // A receiver with MPDUs to retransmit first; else the head MSDU's.
+        let to = queue
+            .agreements
+            .iter()
+            .filter(|(_, a)| a.scoreboard.outstanding() > 0)
+            .map(|(to, _)| *to)
+            .min()
+            .unwrap_or_else(|| queue.waiting.front().expect("a category that fires has work").to);
+        let agreement = queue.agreements.entry(to).or_insert_with(|| Agreement { scoreboard: Originator::new(window, retry_limit, 0), in_window: BTreeMap::new() });
+        // Between exchanges every MPDU in the window is one to retransmit, in window order.
+        let start = agreement.scoreboard.window_start();
+        let mut pending: Vec<(&u16, &Msdu)> = agreement.in_window.iter().collect();
+        pending.sort_by_key(|(sn, _)| sn_distance(start, **sn));
+        let retransmit: Vec<u64> = pending.iter().map(|(_, m)| m.mpdu_bytes()).collect();
+        let fresh: Vec<u64> = queue.waiting.iter().take_while(|m| m.to == to).take(agreement.scoreboard.room()).map(Msdu::mpdu_bytes).collect();
+        let limits = AggregationLimits {
+            max_bytes,
+            max_mpdus: window as usize,
+            max_duration: if queue.params.txop_limit == Duration::ZERO { Duration::MAX } else { queue.params.txop_limit },
+        };
+        let n_retx = retransmit.len();
+        let agg = tx.aggregate(retransmit.into_iter().chain(fresh), limits).expect("at least one MPDU");
+        let sns = agreement.scoreboard.compose(agg.mpdus, agg.mpdus.saturating_sub(n_retx));
+        for &sn in sns.iter().skip(n_retx.min(agg.mpdus)) {
+            let m = queue.waiting.pop_front().expect("composed from the queue");
+            agreement.in_window.insert(sn, m);
+        }
+        (to, sns, agg.duration)
+    }
+
+    /// Sends the MPDUs `sns` from station `i`'s category `q` to `to`, ending at `end`: which got
+    /// through; the receiver passes up what its reorder buffer releases.
+    fn transmit(&mut self, i: usize, q: usize, to: u16, sns: &[u16], end: Time, out: &mut Vec<MacOutput>) -> Vec<u16> {
+        let (snr, tx) = (self.stations[i].snr, self.stations[i].tx);
+        let window = self.cfg.ba_window;
+        let mut got = Vec::new();
+        let start = self.stations[i].queues[q].agreements[&to].scoreboard.window_start();
+        let msdus: Vec<(u16, Msdu)> = sns.iter().map(|sn| (*sn, self.stations[i].queues[q].agreements[&to].in_window[sn])).collect();
+        let reorder = self.stations[to as usize].reorder.entry((i as u16, q)).or_insert_with(|| Reorder::new(window, 0));
+        let mut released = reorder.advance_to(start);
+        for (sn, m) in msdus {
+            self.stats.mpdus_sent += 1;
+            let p = tx.frame_success(snr, m.mpdu_bytes());
+            let draw = (self.error_rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            if draw < p {
+                got.push(sn);
+                released.extend(reorder.receive(sn, m));
+            } else {
+                self.stats.mpdus_failed += 1;
+            }
+        }
+        for m in released {
+            out.push(MacOutput::Deliver { pkt: m.pkt, from: i as u16, to, at: end });
+        }
+        got
+    }
+
+    /// The Block Ack for category `q` of station `i` (None: none came): the scoreboard settles,
+    /// discarded MSDUs are reported, the CW is reset or doubled, and the next backoff drawn.
+    fn settle(&mut self, i: usize, q: usize, to: u16, got: Option<&[u16]>, out: &mut Vec<MacOutput>) {
+        let queue = &mut self.stations[i].queues[q];
+        let agreement = queue.agreements.get_mut(&to).expect("composed");
+        let settled = match got {
+            Some(g) => agreement.scoreboard.on_block_ack(Some(&|sn| g.contains(&sn))),
+            None => agreement.scoreboard.on_block_ack(None),
+        };
+        for sn in &settled.acked {
+            agreement.in_window.remove(sn);
+        }
+        for sn in &settled.discarded {
+            if let Some(m) = agreement.in_window.remove(sn) {
+                self.stats.discarded += 1;
+                out.push(MacOutput::RetryDrop { pkt: m.pkt });
+            }
+        }
+        queue.failures = if got.is_some() { 0 } else { queue.failures + 1 };
+        self.draw_backoff(i, q);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::RngStreams;
+    use crate::wifi::ppdu::Amendment;
+
+    fn cfg() -> HcfConfig {
+        HcfConfig { band: Band::Ghz5, max_ampdu_bytes: 65_535, ba_window: 64, retry_limit: 7, queue_packets: 200, control_rate_mbps: 24 }
+    }
+
+    fn bss(n: usize, snr: f64) -> Hcf {
+        let tx = TxVector::new(Amendment::Ht, 7, 1, 20, 800, Band::Ghz5).unwrap();
+        let r = RngStreams::new(3);
+        Hcf::new(cfg(), vec![(tx, snr); n + 1], r.stream("backoff"), r.stream("errors"))
+    }
+
+    /// Stations 1..=n kept saturated with 1500 B IP packets to the AP in AC_BE for `exchanges`
+    /// exchanges: (deliveries as (pkt, from, at)), the last decision's time).
+    fn saturate(h: &mut Hcf, exchanges: usize) -> Vec<(u32, u16, Time)> {
+        let (mut pkt, mut now, mut out) = (0u32, Time::ZERO, Vec::new());
+        for _ in 0..exchanges {
+            for i in 1..h.n_stations() {
+                while h.queue_len(i, AccessCategory::BestEffort) < 100 {
+                    pkt += 1;
+                    h.enqueue(now, i, Msdu { pkt, ip_bytes: 1500, to: 0, ac: AccessCategory::BestEffort });
+                }
+            }
+            now = h.next_decision().expect("saturated");
+            h.decide(now, &mut out);
+        }
+        out.iter().filter_map(|o| match *o { MacOutput::Deliver { pkt, from, at, .. } => Some((pkt, from, at)), _ => None }).collect()
+    }
+
+    fn mbps(delivered: &[(u32, u16, Time)]) -> f64 {
+        let span = (delivered.last().unwrap().2 - delivered[0].2).as_secs_f64();
+        // MSDUs delivered after the first PPDU's, over the time since it ended.
+        let first_end = delivered[0].2;
+        let after = delivered.iter().filter(|d| d.2 > first_end).count();
+        after as f64 * 12_000.0 / span / 1e6
+    }
+
+    /// Bianchi's chain with A-MPDU exchanges (lasthop.models.bianchi_ampdu, tc = "eifs"):
+    /// S = Ps Ptr k 8 L / ((1 - Ptr) σ + Ptr Ts) with Tc = Ts.
+    fn bianchi(n: usize, ts_us: f64, k: f64) -> f64 {
+        let (w, m) = (16.0, 6);
+        let tau_of = |p: f64| 2.0 / (1.0 + w + p * w * (0..m).map(|j| (2.0 * p).powi(j)).sum::<f64>());
+        let (mut lo, mut hi) = (0.0, 1.0 - 1e-12);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if mid - (1.0 - (1.0 - tau_of(mid)).powi(n as i32 - 1)) > 0.0 {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let tau = tau_of(if n == 1 { 0.0 } else { 0.5 * (lo + hi) });
+        let ptr = 1.0 - (1.0 - tau).powi(n as i32);
+        let ps = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / ptr;
+        ps * ptr * k * 12_000.0 / ((1.0 - ptr) * 9.0 + ptr * ts_us)
+    }
+
+    #[test]
+    fn one_saturated_station_matches_the_aggregated_exchange_by_hand() {
+        // 42 MPDUs of 1538 B per A-MPDU (TxVector::aggregate): 8020 µs + SIFS 16 + Block Ack 32
+        // + AIFS 43, plus 7.5 slots of backoff on average: 42 · 12 000 / 8178.5 = 61.625 Mb/s
+        // (lasthop.models.bianchi_ampdu(1); ns-3 3.44: 60.74, tests/data/wifi/).
+        let mut h = bss(1, 1e6);
+        let d = saturate(&mut h, 3_000);
+        assert_eq!(d.len(), 3_000 * 42, "no losses, no collisions with one station");
+        let s = mbps(&d);
+        // Mean backoff over 3 000 draws: sd 4.6/√3000 slots ≈ 0.76 µs of 8178 µs.
+        assert!((s / 61.625 - 1.0).abs() < 0.002, "{s} Mb/s");
+        assert_eq!(h.stats.collisions, 0);
+    }
+
+    #[test]
+    fn saturated_stations_match_bianchis_chain_with_aggregation() {
+        // Ts = Tc = 8111 µs (the exchange above), k = 42 MPDUs: n = 5 and 10 within 2 % of the
+        // chain (measured: 52.08 against 52.58 Mb/s, 48.45 against 48.10; the DCF's own check is
+        // within 1 % of Bianchi at n = 50). ns-3 carries 11-16 % less at n = 10
+        // (tests/data/wifi/README.md): not yet explained.
+        for n in [5, 10] {
+            let mut h = bss(n, 1e6);
+            let s = mbps(&saturate(&mut h, 6_000));
+            let model = bianchi(n, 8111.0, 42.0);
+            assert!((s / model - 1.0).abs() < 0.02, "n = {n}: {s} Mb/s, the chain {model}");
+            assert!(h.stats.collisions > 0);
+        }
+    }
+
+    #[test]
+    fn lost_mpdus_are_retried_and_delivered_once_each_in_order() {
+        // An SNR where a 1538 B MPDU at MCS 7 gets through ~60 % of the time (and two stations'
+        // collisions): what arrives is passed up once and in the order sent, through the reorder
+        // buffer, across many wraps of the 4096 sequence numbers; an MSDU failing 7 attempts in
+        // a row (0.44^7 ≈ 0.3 %) is discarded.
+        let tx = TxVector::new(Amendment::Ht, 7, 1, 20, 800, Band::Ghz5).unwrap();
+        let snr = (0..400).map(|i| 10f64.powf((15.0 + i as f64 * 0.05) / 10.0)).find(|&s| tx.frame_success(s, 1538) >= 0.6).unwrap();
+        let mut h = bss(2, snr);
+        let d = saturate(&mut h, 3_000);
+        for from in [1u16, 2] {
+            let pkts: Vec<u32> = d.iter().filter(|x| x.1 == from).map(|x| x.0).collect();
+            assert!(pkts.windows(2).all(|w| w[0] < w[1]), "station {from}: in order, once each");
+        }
+        let failed = h.stats.mpdus_failed as f64 / h.stats.mpdus_sent as f64;
+        assert!(failed > 0.3, "{failed}");
+        assert!(h.stats.discarded < h.stats.mpdus_sent / 200, "{} discarded", h.stats.discarded);
+    }
+}
