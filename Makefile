@@ -28,7 +28,10 @@ $(VENV)/.installed: $(SOURCES)
 	@command -v cargo >/dev/null || { echo "lasthop needs Rust (cargo) to build its core: see https://rustup.rs"; exit 1; }
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev]'
+	@echo "building lasthop (its Rust core: a few minutes the first time; cargo's progress below)"
+	@$(PIP) install -v -e '.[dev]' > $(VENV)/install.log 2>&1 & pid=$$!; \
+	  tail -n +1 -f $(VENV)/install.log --pid=$$pid | grep --line-buffered -E '^ *(Compiling|Finished) |^Successfully installed'; \
+	  wait $$pid || { echo "the install failed; the end of $(VENV)/install.log:"; tail -n 40 $(VENV)/install.log; exit 1; }
 	touch $@
 
 # One build of the workspace's tests: release-test optimises as release does (the golden and

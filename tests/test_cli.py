@@ -186,3 +186,36 @@ def test_report_of_a_misspelt_directory_says_which_one_exists(tmp_path):
     r = lasthop_cli("report", str(tmp_path / "results-bd"))
     assert r.returncode == 2
     assert r.stderr == f"error: {tmp_path / 'results-bd'}: no such directory; did you mean {tmp_path / 'results-db'}?\n"
+
+
+def test_the_summary_fits_the_terminal_with_units_per_value(tmp_path):
+    # Issue 30: at 80 columns the summary's numbers were cut ("9.0…", "voi…"). Now every
+    # value is whole and carries its unit, scaled per value as iperf3 and flent print them; the
+    # least wanted columns go, and the caption names them.
+    from rich.console import Console
+
+    import lasthop
+    from lasthop.cli import summary_table
+
+    s = lasthop.run("dumbbell", duration="5s").summary
+
+    def lines(width: int) -> list[str]:
+        c = Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+        c.print(summary_table(s, width))
+        return c.export_text().splitlines()
+
+    narrow = lines(80)
+    assert max(len(x) for x in narrow) <= 80 and not any("…" in x for x in narrow), "\n".join(narrow)
+    bulk = next(x for x in narrow if x.lstrip("│ ").startswith("bulk"))
+    goodput = s["flows"][0]["goodput_bps"] / 1e6
+    assert f"{goodput:.3g} Mb/s" in bulk, bulk  # 3 significant digits, e.g. 9.07 Mb/s
+    voice = next(x for x in narrow if x.lstrip("│ ").startswith("voice"))
+    assert "kb/s" in voice and " ms" in voice, voice  # 64 kb/s of voice, delays in ms
+    assert any(x.strip().startswith("left out at 80 columns:") for x in narrow)
+    wide = lines(160)
+    header = next(x for x in wide if "goodput" in x)
+    assert all(h in header for h in ["proto", "rx", "sent", "recv", "lost", "loss", "delay p99", "jitter p99"]), header
+    assert not any("left out" in x for x in wide)
+    # A run ends by naming its report.
+    r = lasthop_cli("run", "dumbbell", "--set", "simulation.duration=1s", "--out", str(tmp_path / "r"))
+    assert r.stdout.splitlines()[-1] == f"report:  {tmp_path / 'r' / 'report.html'}", r.stdout

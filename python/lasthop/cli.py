@@ -132,30 +132,63 @@ def _fmt(v, scale=1.0, digits=2) -> str:
     return "–" if v is None else f"{v * scale:.{digits}f}"
 
 
-def print_summary(res) -> None:
-    s = res.summary
+def _ms(v) -> str:
+    from lasthop.report.text import eng
+
+    return "–" if v is None else eng(v / 1e3, "s")
+
+
+def _bps(v) -> str:
+    from lasthop.report.text import eng
+
+    return eng(v, "b/s")
+
+
+# The summary's columns, most wanted first: a narrower terminal drops them from the end of
+# this list (summary.json and `--json` keep every value). (header, justify, value of a flow)
+SUMMARY_COLUMNS = [
+    ("flow", "left", lambda f: f["name"]),
+    ("goodput", "right", lambda f: _bps(f["goodput_bps"])),
+    ("loss", "right", lambda f: _fmt(f["loss_ratio"], 100.0, 2) + " %"),
+    ("delay", "right", lambda f: _ms(f["delay_ms"]["mean"])),
+    ("jitter", "right", lambda f: _ms(f["jitter_ms"]["mean"])),
+    ("delay p99", "right", lambda f: _ms(f["delay_ms"]["p99"])),
+    ("proto", "left", lambda f: f["transport"]),
+    ("lost", "right", lambda f: str(f["lost_packets"])),
+    ("sent", "right", lambda f: str(f["sent_packets"])),
+    ("recv", "right", lambda f: str(f["received_packets"])),
+    ("jitter p99", "right", lambda f: _ms(f["jitter_ms"]["p99"])),
+    ("rx", "right", lambda f: _bps(f["throughput_rx_bps"])),
+]
+# The order they are shown in.
+SUMMARY_ORDER = ["flow", "proto", "goodput", "rx", "sent", "recv", "lost", "loss", "delay", "delay p99", "jitter", "jitter p99"]
+
+
+def summary_table(s: dict, width: int) -> Table:
+    """The per-flow summary of run summary `s` in at most `width` columns: units scaled per
+    value (9.08 Mb/s, 64 kb/s, 101 ms, 550 µs, as iperf3 and flent print them), and the least
+    wanted columns left out (and named in the caption) when the table would not fit."""
+    cells = {h: [get(f) for f in s["flows"]] for h, _, get in SUMMARY_COLUMNS}
+    widths = {h: max([len(h), *(len(c) for c in cells[h])]) + 3 for h, _, _ in SUMMARY_COLUMNS}  # padding, border
+    kept = [h for h, _, _ in SUMMARY_COLUMNS]
+    while len(kept) > 2 and 1 + sum(widths[h] for h in kept) > width:
+        kept.pop()
     wall = s["wall_clock"]
-    how = world_of(s)
-    t = Table(title=Text(f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s {how} in {wall['wall_time_s']:.3f} s"))
-    for col in ["flow", "proto", "goodput Mb/s", "rx Mb/s", "sent", "recv", "lost", "loss %", "delay mean ms", "delay p99 ms", "jitter mean ms", "jitter p99 ms"]:
-        t.add_column(col, justify="left" if col in ("flow", "proto") else "right")
-    for f in s["flows"]:
-        d, j = f["delay_ms"], f["jitter_ms"]
-        t.add_row(
-            Text(f["name"]),
-            f["transport"],
-            _fmt(f["goodput_bps"], 1e-6, 3),
-            _fmt(f["throughput_rx_bps"], 1e-6, 3),
-            str(f["sent_packets"]),
-            str(f["received_packets"]),
-            str(f["lost_packets"]),
-            _fmt(f["loss_ratio"], 100.0, 2),
-            _fmt(d["mean"]),
-            _fmt(d["p99"]),
-            _fmt(j["mean"], digits=3),
-            _fmt(j["p99"], digits=3),
-        )
-    console.print(t)
+    left_out = [h for h, _, _ in SUMMARY_COLUMNS if h not in kept]
+    caption = f"left out at {width} columns: {', '.join(left_out)} (summary.json has them)" if left_out else None
+    t = Table(title=Text(f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s {world_of(s)} in {wall['wall_time_s']:.3f} s"),
+              caption=caption)
+    justify = {h: j for h, j, _ in SUMMARY_COLUMNS}
+    shown = [h for h in SUMMARY_ORDER if h in kept]
+    for h in shown:
+        t.add_column(h, justify=justify[h], no_wrap=True)
+    for row in range(len(s["flows"])):
+        t.add_row(*(Text(cells[h][row]) for h in shown))
+    return t
+
+
+def print_summary(res) -> None:
+    console.print(summary_table(res.summary, console.width))
 
 
 @app.command()
@@ -194,8 +227,10 @@ def run(
         return
     if not quiet:
         print_summary(res)
-    extra = (", report.html" if report else "") + "".join(f", {n}" for n in res.pcaps)
-    console.print(Text(f"results: {directory}/ (summary.json, flows.parquet, intervals.parquet, {len(res.traces)} traces{extra})"))
+    extra = "".join(f", {n}" for n in res.pcaps)
+    console.print(Text(f"results: {directory}/ (summary.json, flows, intervals, {len(res.traces)} traces{extra})"))
+    if report:
+        console.print(Text(f"report:  {directory / 'report.html'}"))
     if report and png:
         _warn_if_not_drawn("no figure files (--png)")
 
