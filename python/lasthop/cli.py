@@ -228,7 +228,8 @@ def run(
     if not quiet:
         print_summary(res)
     extra = "".join(f", {n}" for n in res.pcaps)
-    console.print(Text(f"results: {directory}/ (summary.json, flows, intervals, {len(res.traces)} traces{extra})"))
+    n = len(res.traces)
+    console.print(Text(f"results: {directory}/ (summary.json, flows, intervals, {n} trace{'' if n == 1 else 's'}{extra})"))
     if report:
         console.print(Text(f"report:  {directory / 'report.html'}"))
     if report and png:

@@ -114,7 +114,7 @@ impl Hop {
     pub fn is_fair(&self, from: u16) -> bool {
         match self {
             Hop::Wired(c) => c.qdisc.is_fair(),
-            Hop::Wlan(w) => w.dcf.is_fair(from as usize),
+            Hop::Wlan(w) => w.mac.is_fair(from as usize),
             Hop::Rlc(_) => false,
         }
     }

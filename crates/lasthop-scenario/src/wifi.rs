@@ -16,6 +16,39 @@ pub enum WifiStandard {
     B,
     #[serde(rename = "802.11g")]
     G,
+    /// HT: EDCA with A-MPDUs and Block Acks.
+    #[serde(rename = "802.11n")]
+    N,
+    /// VHT: EDCA with A-MPDUs and Block Acks.
+    #[serde(rename = "802.11ac")]
+    Ac,
+    /// HE (single-user): EDCA with A-MPDUs and Block Acks.
+    #[serde(rename = "802.11ax")]
+    Ax,
+}
+
+impl WifiStandard {
+    /// The amendments whose WLANs run EDCA with aggregation (lasthop_core::wifi::hcf).
+    pub fn amendment(self) -> Option<lasthop_core::wifi::ppdu::Amendment> {
+        use lasthop_core::wifi::ppdu::Amendment;
+        match self {
+            WifiStandard::B | WifiStandard::G => None,
+            WifiStandard::N => Some(Amendment::Ht),
+            WifiStandard::Ac => Some(Amendment::Vht),
+            WifiStandard::Ax => Some(Amendment::He),
+        }
+    }
+}
+
+/// The band of an 802.11n/ac/ax WLAN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum WifiBand {
+    #[serde(rename = "2.4GHz")]
+    Ghz2_4,
+    #[serde(rename = "5GHz")]
+    Ghz5,
+    #[serde(rename = "6GHz")]
+    Ghz6,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -109,7 +142,43 @@ pub struct Wlan {
     /// Positions in metres, [x, y], of members (needed by the shadowing model).
     #[serde(default)]
     pub positions: BTreeMap<String, [f64; 2]>,
+    /// 802.11n/ac/ax: channel width in MHz, 20, 40, 80 or 160 (802.11n: 20 or 40; at 2.4 GHz at
+    /// most 40); default 20 for 802.11n, 80 for 802.11ac and 802.11ax.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u16>,
+    /// 802.11n/ac/ax: spatial streams of every member, 1 to 4 (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u8>,
+    /// 802.11n/ac/ax: guard interval of data frames: "800ns" (default) or "400ns" for
+    /// 802.11n/ac; "800ns", "1600ns" or "3200ns" for 802.11ax.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard_interval: Option<Duration>,
+    /// 802.11n/ac/ax: "2.4GHz", "5GHz" (default) or "6GHz" (802.11ax); 802.11ac is 5 GHz only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<WifiBand>,
+    /// 802.11n/ac/ax: MCS of every member's data frames (0-7 for 802.11n per stream, 0-9 for
+    /// 802.11ac, 0-11 for 802.11ax); default the highest whose 1500 B frames get through 90 %
+    /// of the time at the member's SNR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcs: Option<u8>,
+    /// 802.11n/ac/ax: the MCS of particular members, overriding `mcs` (e.g. { N3 = 3 }).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub station_mcs: BTreeMap<String, u8>,
+    /// 802.11n/ac/ax: SNR of every member's frames at their receiver, dB, over the channel
+    /// width (default 40: error-free at every MCS); frame errors per MPDU follow from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snr_db: Option<f64>,
+    /// 802.11n/ac/ax: the SNR of particular members, overriding `snr_db`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub station_snr_db: BTreeMap<String, f64>,
+    /// 802.11n/ac/ax: the receivers' maximum A-MPDU length (default "65535B").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ampdu: Option<Bytes>,
 }
+
+/// Defaults of 802.11n/ac/ax WLANs.
+pub const DEFAULT_SNR_DB: f64 = 40.0;
+pub const DEFAULT_MAX_AMPDU: u64 = 65_535;
 
 impl Wlan {
     /// Members in MAC order: the AP first (if any), then the stations.
@@ -225,22 +294,10 @@ impl Scenario {
         if names.insert(w.name.clone(), i).is_some() {
             p.push(format!("{wid}: the name is already used by a link or WLAN"));
         }
-        let std = match w.standard {
-            WifiStandard::B => lasthop_core::wifi::phy::Standard::B,
-            WifiStandard::G => lasthop_core::wifi::phy::Standard::G,
-        };
-        let valid = lasthop_core::wifi::phy::Phy::rates(std);
-        let list = valid.iter().map(|r| format!("{}Mbps", *r as f64 / 10.0)).collect::<Vec<_>>().join(", ");
-        let station_rates = w.station_rates.iter().map(|(n, r)| (format!("station_rates.{n}"), Some(*r)));
-        for (field, r) in [("data_rate".to_string(), w.data_rate), ("control_rate".to_string(), w.control_rate)].into_iter().chain(station_rates) {
-            if let Some(r) = r {
-                if r.0 % 100_000 != 0 || !valid.contains(&((r.0 / 100_000) as u32)) {
-                    p.push(format!("{wid}.{field} {r} is not a rate of {}; valid: {list}", match w.standard {
-                        WifiStandard::B => "802.11b",
-                        WifiStandard::G => "802.11g",
-                    }));
-                }
-            }
+        if w.standard.amendment().is_some() {
+            self.validate_aggregating_wlan(&wid, w, &members, p);
+        } else {
+            validate_legacy_rates(&wid, w, p);
         }
         if w.retry_short == 0 || w.retry_long == 0 {
             p.push(format!("{wid}: retry limits count attempts and must be at least 1"));
@@ -298,4 +355,138 @@ impl Scenario {
         }
     }
 
+}
+
+
+/// 802.11b/g: data and control rates of the standard.
+fn validate_legacy_rates(wid: &str, w: &Wlan, p: &mut Vec<String>) {
+    let (std, name) = match w.standard {
+        WifiStandard::B => (lasthop_core::wifi::phy::Standard::B, "802.11b"),
+        _ => (lasthop_core::wifi::phy::Standard::G, "802.11g"),
+    };
+    let valid = lasthop_core::wifi::phy::Phy::rates(std);
+    let list = valid.iter().map(|r| format!("{}Mbps", *r as f64 / 10.0)).collect::<Vec<_>>().join(", ");
+    let station_rates = w.station_rates.iter().map(|(n, r)| (format!("station_rates.{n}"), Some(*r)));
+    for (field, r) in [("data_rate".to_string(), w.data_rate), ("control_rate".to_string(), w.control_rate)].into_iter().chain(station_rates) {
+        if let Some(r) = r {
+            if r.0 % 100_000 != 0 || !valid.contains(&((r.0 / 100_000) as u32)) {
+                p.push(format!("{wid}.{field} {r} is not a rate of {name}; valid: {list}"));
+            }
+        }
+    }
+    let modern = [
+        ("width", w.width.is_some()),
+        ("streams", w.streams.is_some()),
+        ("guard_interval", w.guard_interval.is_some()),
+        ("band", w.band.is_some()),
+        ("mcs", w.mcs.is_some()),
+        ("station_mcs", !w.station_mcs.is_empty()),
+        ("snr_db", w.snr_db.is_some()),
+        ("station_snr_db", !w.station_snr_db.is_empty()),
+        ("max_ampdu", w.max_ampdu.is_some()),
+    ];
+    for (field, set) in modern {
+        if set {
+            p.push(format!("{wid}.{field} applies to 802.11n/ac/ax WLANs; this one is {name} (standard = \"802.11n\", \"802.11ac\" or \"802.11ax\" to use it)"));
+        }
+    }
+}
+
+/// The band of an 802.11n/ac/ax WLAN (default 5 GHz).
+pub fn band_of(w: &Wlan) -> lasthop_core::wifi::ppdu::Band {
+    use lasthop_core::wifi::ppdu::Band;
+    match w.band.unwrap_or(WifiBand::Ghz5) {
+        WifiBand::Ghz2_4 => Band::Ghz2_4,
+        WifiBand::Ghz5 => Band::Ghz5,
+        WifiBand::Ghz6 => Band::Ghz6,
+    }
+}
+
+/// The SNR (dB) of member `m`'s frames.
+pub fn snr_db_of(w: &Wlan, m: &str) -> f64 {
+    w.station_snr_db.get(m).copied().unwrap_or(w.snr_db.unwrap_or(DEFAULT_SNR_DB))
+}
+
+/// Member `m`'s TxVector: the WLAN's width, streams, GI and band, its MCS (given, or the highest
+/// whose 1500 B frames get through 90 % of the time at its SNR). Err names the field.
+pub fn tx_vector_of(w: &Wlan, m: &str) -> Result<lasthop_core::wifi::ppdu::TxVector, (String, String)> {
+    use lasthop_core::wifi::ppdu::{Amendment, TxVector, TxVectorError};
+    let a = w.standard.amendment().expect("an 802.11n/ac/ax WLAN");
+    let width = w.width.unwrap_or(if a == Amendment::Ht { 20 } else { 80 });
+    let gi = w.guard_interval.map(|d| d.0).unwrap_or(800);
+    let gi16 = u16::try_from(gi).unwrap_or(u16::MAX);
+    let streams = w.streams.unwrap_or(1);
+    let given = w.station_mcs.get(m).copied().or(w.mcs);
+    let mcs_field = if w.station_mcs.contains_key(m) { format!("station_mcs.{m}") } else { "mcs".to_string() };
+    let field_of = |e: &TxVectorError| match e {
+        TxVectorError::Mcs { .. } | TxVectorError::VhtCombination { .. } => mcs_field.clone(),
+        TxVectorError::Streams { .. } => "streams".to_string(),
+        TxVectorError::Width { .. } | TxVectorError::WidthInBand { .. } => "width".to_string(),
+        TxVectorError::GuardInterval { .. } => "guard_interval".to_string(),
+        TxVectorError::Band { .. } => "band".to_string(),
+    };
+    let make = |mcs| TxVector::new(a, mcs, streams, width, gi16, band_of(w));
+    match given {
+        Some(mcs) => make(mcs).map_err(|e| (field_of(&e), e.to_string())),
+        None => {
+            let snr = lasthop_core::wifi::radio::linear(snr_db_of(w, m));
+            let mpdu = 1500 + lasthop_core::wifi::phy::LLC_SNAP_BYTES + lasthop_core::wifi::hcf::QOS_HEADER_FCS_BYTES;
+            // The combination's own errors (a width, band or GI) show at MCS 0.
+            let lowest = make(0).map_err(|e| (field_of(&e), e.to_string()))?;
+            Ok((0..=a.max_mcs()).rev().filter_map(|mcs| make(mcs).ok()).find(|tx| tx.frame_success(snr, mpdu) >= 0.9).unwrap_or(lowest))
+        }
+    }
+}
+
+impl Scenario {
+    /// 802.11n/ac/ax: each member's TxVector, SNR and the fields that do not apply.
+    fn validate_aggregating_wlan(&self, wid: &str, w: &Wlan, members: &[&str], p: &mut Vec<String>) {
+        let std = match w.standard {
+            WifiStandard::N => "802.11n",
+            WifiStandard::Ac => "802.11ac",
+            _ => "802.11ax",
+        };
+        let legacy = [
+            ("data_rate", w.data_rate.is_some(), "mcs"),
+            ("control_rate", w.control_rate.is_some(), "the 24 Mb/s Block Acks"),
+            ("station_rates", !w.station_rates.is_empty(), "station_mcs"),
+            ("preamble", w.preamble != Preamble::Long, "the amendment's own preamble"),
+            ("slot", w.slot != SlotTime::Short, "the 9 µs slot of OFDM"),
+            ("rts_threshold", w.rts_threshold.is_some(), "no RTS/CTS (not modelled yet for A-MPDUs)"),
+            ("errors", !matches!(w.errors, WifiErrors::Ideal), "snr_db and station_snr_db (errors per MPDU from the SNR)"),
+            ("aqm", w.aqm != Aqm::Droptail, "drop-tail queues per access category (AP queueing models are not built yet)"),
+            ("ap_aqm", w.ap_aqm.is_some_and(|a| a != Aqm::Droptail), "drop-tail queues per access category"),
+            ("llc_snap", !w.llc_snap, "MPDUs that always carry LLC/SNAP"),
+        ];
+        for (field, set, instead) in legacy {
+            if set {
+                p.push(format!("{wid}.{field} applies to 802.11b/g WLANs; {std} uses {instead}"));
+            }
+        }
+        for q in [Some(w.queue), w.ap_queue].into_iter().flatten() {
+            if let QueueLimit::Bytes(_) = q {
+                p.push(format!("{wid}: {std} queues hold packets per access category (e.g. queue = \"100p\"), not bytes"));
+            }
+        }
+        for (field, names) in [("station_mcs", w.station_mcs.keys().collect::<Vec<_>>()), ("station_snr_db", w.station_snr_db.keys().collect())] {
+            for name in names {
+                if !members.contains(&name.as_str()) {
+                    p.push(format!("{wid}.{field} names {name:?}, which is not a member of this WLAN"));
+                }
+            }
+        }
+        let mut reported = std::collections::BTreeSet::new();
+        for m in members {
+            if let Err((field, why)) = tx_vector_of(w, m) {
+                if reported.insert(field.clone()) {
+                    p.push(format!("{wid}.{field}: {why}"));
+                }
+            }
+        }
+        if let Some(b) = w.max_ampdu {
+            if b.0 < 1600 {
+                p.push(format!("{wid}.max_ampdu {b} cannot hold one full-size MPDU; valid: 1600B to 6500631B"));
+            }
+        }
+    }
 }

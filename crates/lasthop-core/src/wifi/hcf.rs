@@ -25,7 +25,7 @@
 //! (each station has its TxVector), Block Ack frame errors, beacons, hidden terminals.
 
 use super::block_ack::{sn_distance, Originator, Reorder};
-use super::dcf::MacOutput;
+use super::dcf::{MacOutput, StationStats, WlanStats};
 use super::edca::{internal_collision, AccessCategory, EdcaParams, Role};
 use super::phy::LLC_SNAP_BYTES;
 use super::ppdu::{AggregationLimits, Band, TxVector};
@@ -47,8 +47,9 @@ pub struct HcfConfig {
     pub ba_window: u16,
     /// Attempts of an MPDU before it is discarded.
     pub retry_limit: u32,
-    /// Frames each access category's queue holds.
+    /// Frames each access category's queue holds at a station, and at the AP.
     pub queue_packets: usize,
+    pub ap_queue_packets: usize,
     /// Rate of control responses (Block Acks), Mb/s.
     pub control_rate_mbps: u32,
 }
@@ -76,6 +77,9 @@ pub struct Msdu {
     pub ip_bytes: u32,
     pub to: u16,
     pub ac: AccessCategory,
+    /// Set once it first went on the air (or when nobody wants to hear of it):
+    /// [`MacOutput::Transmit`] is reported once, for an MSDU enqueued without it.
+    pub transmitted: bool,
 }
 
 impl Msdu {
@@ -117,13 +121,14 @@ struct Station {
     snr: f64,
     queues: [Queue; 4],
     reorder: HashMap<(u16, usize), Reorder<Msdu>>,
+    stats: StationStats,
+    /// Queue samples (time ns, MSDUs waiting over its categories) when traced.
+    trace: Option<(Vec<u64>, Vec<u64>)>,
 }
 
-/// MAC counters of the BSS.
+/// MAC counters of the BSS beyond [`WlanStats`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HcfStats {
-    pub exchanges: u64,
-    pub collisions: u64,
     pub internal_collisions: u64,
     pub mpdus_sent: u64,
     pub mpdus_failed: u64,
@@ -139,6 +144,10 @@ pub struct Hcf {
     backoff_rng: SimRng,
     error_rng: SimRng,
     idle_from: Time,
+    /// Station 0 is an access point (WMM's AP parameters); false in an ad hoc cell.
+    has_ap: bool,
+    /// Exchanges, successes (a Block Ack came), collisions, busy time: as the DCF counts them.
+    pub wlan: WlanStats,
     pub stats: HcfStats,
 }
 
@@ -168,10 +177,56 @@ impl Hcf {
                         ready_at: Time::ZERO,
                     }),
                     reorder: HashMap::new(),
+                    stats: StationStats::default(),
+                    trace: None,
                 }
             })
             .collect();
-        Hcf { cfg, stations, backoff_rng, error_rng, idle_from: Time::ZERO, stats: HcfStats::default() }
+        Hcf { cfg, stations, backoff_rng, error_rng, idle_from: Time::ZERO, has_ap: true, wlan: WlanStats::default(), stats: HcfStats::default() }
+    }
+
+    /// An ad hoc cell: station 0 is no access point and contends with the stations' parameters.
+    pub fn no_access_point(&mut self) {
+        self.has_ap = false;
+        for (q, ac) in AccessCategory::ALL.into_iter().enumerate() {
+            self.stations[0].queues[q].params = EdcaParams::wmm_default(ac, Role::Station);
+        }
+    }
+
+    pub fn station_stats(&self, i: usize) -> &StationStats {
+        &self.stations[i].stats
+    }
+
+    /// MSDUs at station `i` over its categories, those in Block Ack windows included.
+    pub fn queued(&self, i: usize) -> usize {
+        self.stations[i].queues.iter().map(|q| q.waiting.len() + q.agreements.values().map(|a| a.in_window.len()).sum::<usize>()).sum()
+    }
+
+    pub fn enable_queue_trace(&mut self, i: usize) {
+        self.stations[i].trace = Some((Vec::new(), Vec::new()));
+    }
+    pub fn take_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
+        self.stations[i].trace.take()
+    }
+    /// Station `i`'s queue samples since the last call, handed over (recording goes on).
+    pub fn drain_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
+        self.stations[i].trace.as_mut().map(std::mem::take)
+    }
+    pub fn held_trace_samples(&self) -> usize {
+        self.stations.iter().filter_map(|s| s.trace.as_ref()).map(|(t, _)| t.len()).sum()
+    }
+
+    fn record_queue(&mut self, i: usize, now: Time) {
+        if self.stations[i].trace.is_none() {
+            return;
+        }
+        let len = self.queued(i) as u64;
+        let s = &mut self.stations[i];
+        s.stats.max_queue = s.stats.max_queue.max(len);
+        if let Some((t, n)) = s.trace.as_mut() {
+            t.push(now.0);
+            n.push(len);
+        }
     }
 
     pub fn n_stations(&self) -> usize {
@@ -198,14 +253,21 @@ impl Hcf {
     pub fn enqueue(&mut self, now: Time, i: usize, m: Msdu) -> Option<Msdu> {
         let q = ac_index(m.ac);
         let aifs = self.aifs(i, q);
-        let limit = self.cfg.queue_packets;
-        let queue = &mut self.stations[i].queues[q];
+        let limit = if i == 0 && self.has_ap { self.cfg.ap_queue_packets } else { self.cfg.queue_packets };
+        let station = &mut self.stations[i];
+        let queue = &mut station.queues[q];
         if queue.waiting.len() >= limit {
             self.stats.queue_drops += 1;
+            station.stats.queue_drops += 1;
             return Some(m);
         }
+        station.stats.enqueued += 1;
         let idle_before = !queue.has_work();
         queue.waiting.push_back(m);
+        let waiting = queue.waiting.len() as u64;
+        station.stats.max_queue = station.stats.max_queue.max(waiting);
+        self.record_queue(i, now);
+        let queue = &mut self.stations[i].queues[q];
         if idle_before {
             queue.ready_at = now;
             // A frame finding its category idle and the medium idle for AIFS goes at once; one
@@ -260,27 +322,34 @@ impl Hcf {
             }
         }
         assert!(!senders.is_empty(), "decide() called when no category transmits");
-        self.stats.exchanges += 1;
-        let ampdus: Vec<_> = senders.iter().map(|&(i, q)| (i, q, self.compose(i, q))).collect();
+        self.wlan.exchanges += 1;
+        let ampdus: Vec<_> = senders.iter().map(|&(i, q)| (i, q, self.compose(now, i, q, out))).collect();
         let end = ampdus.iter().map(|(_, _, a)| now + a.2).max().expect("senders");
+        let idle = end + self.cfg.sifs() + self.cfg.block_ack_time();
+        self.wlan.busy_ns += (idle - now).0;
         if ampdus.len() > 1 {
-            self.stats.collisions += 1;
+            self.wlan.collisions += 1;
             for (i, q, (to, sns, _)) in ampdus {
+                let st = &mut self.stations[i].stats;
+                st.attempts += sns.len() as u64;
+                st.collisions += sns.len() as u64;
                 self.stats.mpdus_sent += sns.len() as u64;
                 self.stats.mpdus_failed += sns.len() as u64;
-                self.settle(i, q, to, None, out);
+                self.settle(now, i, q, to, None, out);
             }
-            self.idle_from = end + self.cfg.sifs() + self.cfg.block_ack_time();
+            self.idle_from = idle;
             return;
         }
         let (i, q, (to, sns, airtime)) = ampdus.into_iter().next().expect("one sender");
         let got = self.transmit(i, q, to, &sns, now + airtime, out);
-        self.settle(i, q, to, Some(&got), out);
-        self.idle_from = now + airtime + self.cfg.sifs() + self.cfg.block_ack_time();
+        self.wlan.successes += 1;
+        self.settle(now, i, q, to, Some(&got), out);
+        self.idle_from = idle;
     }
 
-    /// The A-MPDU category `q` of station `i` sends: (receiver, sequence numbers, airtime).
-    fn compose(&mut self, i: usize, q: usize) -> (u16, Vec<u16>, Duration) {
+    /// The A-MPDU category `q` of station `i` sends at `now`: (receiver, sequence numbers,
+    /// airtime); its MSDUs on the air for the first time are reported.
+    fn compose(&mut self, now: Time, i: usize, q: usize, out: &mut Vec<MacOutput>) -> (u16, Vec<u16>, Duration) {
         let (window, max_bytes, retry_limit) = (self.cfg.ba_window, self.cfg.max_ampdu_bytes, self.cfg.retry_limit);
         let st = &mut self.stations[i];
         let tx = st.tx;
@@ -309,9 +378,15 @@ impl Hcf {
         let agg = tx.aggregate(retransmit.into_iter().chain(fresh), limits).expect("at least one MPDU");
         let sns = agreement.scoreboard.compose(agg.mpdus, agg.mpdus.saturating_sub(n_retx));
         for &sn in sns.iter().skip(n_retx.min(agg.mpdus)) {
-            let m = queue.waiting.pop_front().expect("composed from the queue");
+            let mut m = queue.waiting.pop_front().expect("composed from the queue");
+            if !m.transmitted {
+                m.transmitted = true;
+                out.push(MacOutput::Transmit { pkt: m.pkt, from: i as u16, to, at: now });
+            }
             agreement.in_window.insert(sn, m);
         }
+        st.stats.retries += n_retx.min(agg.mpdus) as u64;
+        self.record_queue(i, now);
         (to, sns, agg.duration)
     }
 
@@ -325,6 +400,7 @@ impl Hcf {
         let msdus: Vec<(u16, Msdu)> = sns.iter().map(|sn| (*sn, self.stations[i].queues[q].agreements[&to].in_window[sn])).collect();
         let reorder = self.stations[to as usize].reorder.entry((i as u16, q)).or_insert_with(|| Reorder::new(window, 0));
         let mut released = reorder.advance_to(start);
+        let mut errors = 0;
         for (sn, m) in msdus {
             self.stats.mpdus_sent += 1;
             let p = tx.frame_success(snr, m.mpdu_bytes());
@@ -334,18 +410,24 @@ impl Hcf {
                 released.extend(reorder.receive(sn, m));
             } else {
                 self.stats.mpdus_failed += 1;
+                errors += 1;
             }
         }
+        self.stations[to as usize].stats.delivered += released.len() as u64;
         for m in released {
             out.push(MacOutput::Deliver { pkt: m.pkt, from: i as u16, to, at: end });
         }
+        let st = &mut self.stations[i].stats;
+        st.attempts += sns.len() as u64;
+        st.frame_errors += errors;
         got
     }
 
     /// The Block Ack for category `q` of station `i` (None: none came): the scoreboard settles,
     /// discarded MSDUs are reported, the CW is reset or doubled, and the next backoff drawn.
-    fn settle(&mut self, i: usize, q: usize, to: u16, got: Option<&[u16]>, out: &mut Vec<MacOutput>) {
-        let queue = &mut self.stations[i].queues[q];
+    fn settle(&mut self, now: Time, i: usize, q: usize, to: u16, got: Option<&[u16]>, out: &mut Vec<MacOutput>) {
+        let station = &mut self.stations[i];
+        let queue = &mut station.queues[q];
         let agreement = queue.agreements.get_mut(&to).expect("composed");
         let settled = match got {
             Some(g) => agreement.scoreboard.on_block_ack(Some(&|sn| g.contains(&sn))),
@@ -357,11 +439,13 @@ impl Hcf {
         for sn in &settled.discarded {
             if let Some(m) = agreement.in_window.remove(sn) {
                 self.stats.discarded += 1;
+                station.stats.retry_drops += 1;
                 out.push(MacOutput::RetryDrop { pkt: m.pkt });
             }
         }
         queue.failures = if got.is_some() { 0 } else { queue.failures + 1 };
         self.draw_backoff(i, q);
+        self.record_queue(i, now);
     }
 }
 
@@ -372,7 +456,7 @@ mod tests {
     use crate::wifi::ppdu::Amendment;
 
     fn cfg() -> HcfConfig {
-        HcfConfig { band: Band::Ghz5, max_ampdu_bytes: 65_535, ba_window: 64, retry_limit: 7, queue_packets: 200, control_rate_mbps: 24 }
+        HcfConfig { band: Band::Ghz5, max_ampdu_bytes: 65_535, ba_window: 64, retry_limit: 7, queue_packets: 200, ap_queue_packets: 200, control_rate_mbps: 24 }
     }
 
     fn bss(n: usize, snr: f64) -> Hcf {
@@ -389,7 +473,7 @@ mod tests {
             for i in 1..h.n_stations() {
                 while h.queue_len(i, AccessCategory::BestEffort) < 100 {
                     pkt += 1;
-                    h.enqueue(now, i, Msdu { pkt, ip_bytes: 1500, to: 0, ac: AccessCategory::BestEffort });
+                    h.enqueue(now, i, Msdu { pkt, ip_bytes: 1500, to: 0, ac: AccessCategory::BestEffort, transmitted: true });
                 }
             }
             now = h.next_decision().expect("saturated");
@@ -437,7 +521,7 @@ mod tests {
         let s = mbps(&d);
         // Mean backoff over 3 000 draws: sd 4.6/√3000 slots ≈ 0.76 µs of 8178 µs.
         assert!((s / 61.625 - 1.0).abs() < 0.002, "{s} Mb/s");
-        assert_eq!(h.stats.collisions, 0);
+        assert_eq!(h.wlan.collisions, 0);
     }
 
     #[test]
@@ -451,7 +535,7 @@ mod tests {
             let s = mbps(&saturate(&mut h, 6_000));
             let model = bianchi(n, 8111.0, 42.0);
             assert!((s / model - 1.0).abs() < 0.02, "n = {n}: {s} Mb/s, the chain {model}");
-            assert!(h.stats.collisions > 0);
+            assert!(h.wlan.collisions > 0);
         }
     }
 

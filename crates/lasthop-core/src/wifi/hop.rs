@@ -1,18 +1,81 @@
-//! A WLAN behind the hop contract ([`crate::hop`]): the [`Dcf`] decides when the shared medium
-//! next changes hands; this adapter asks for a wake at that instant and turns the MAC's outputs
-//! into hop events. A decision that moves earlier (a frame reaching an idle station's head)
-//! supersedes the pending one: the wake's token is a generation number and stale ones are ignored.
+//! A WLAN behind the hop contract ([`crate::hop`]): its MAC — the [`Dcf`] of 802.11b/g, or the
+//! [`Hcf`] (EDCA with A-MPDUs) of 802.11n/ac/ax — decides when the shared medium next changes
+//! hands; this adapter asks for a wake at that instant and turns the MAC's outputs into hop
+//! events. A decision that moves earlier (a frame reaching an idle station's head) supersedes the
+//! pending one: the wake's token is a generation number and stale ones are ignored.
+//!
+//! On an [`Hcf`] every packet goes in AC_BE for now (the offer carries no DSCP yet).
 
-use super::dcf::{Dcf, Frame, MacOutput};
+use super::dcf::{Dcf, Frame, MacOutput, StationStats, WlanStats};
+use super::edca::AccessCategory;
+use super::hcf::{Hcf, Msdu};
 use crate::hop::{HopEvent, Offer};
 use crate::metrics::DropCause;
 use crate::Time;
+
+/// The MAC of a WLAN.
+#[derive(Debug)]
+pub enum WlanMac {
+    Dcf(Dcf),
+    Hcf(Hcf),
+}
+
+impl WlanMac {
+    pub fn station_stats(&self, i: usize) -> &StationStats {
+        match self {
+            WlanMac::Dcf(d) => d.station_stats(i),
+            WlanMac::Hcf(h) => h.station_stats(i),
+        }
+    }
+    pub fn stats(&self) -> &WlanStats {
+        match self {
+            WlanMac::Dcf(d) => &d.stats,
+            WlanMac::Hcf(h) => &h.wlan,
+        }
+    }
+    pub fn take_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
+        match self {
+            WlanMac::Dcf(d) => d.take_queue_trace(i),
+            WlanMac::Hcf(h) => h.take_queue_trace(i),
+        }
+    }
+    pub fn drain_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
+        match self {
+            WlanMac::Dcf(d) => d.drain_queue_trace(i),
+            WlanMac::Hcf(h) => h.drain_queue_trace(i),
+        }
+    }
+    pub fn held_trace_samples(&self) -> usize {
+        match self {
+            WlanMac::Dcf(d) => d.held_trace_samples(),
+            WlanMac::Hcf(h) => h.held_trace_samples(),
+        }
+    }
+    pub fn is_fair(&self, i: usize) -> bool {
+        match self {
+            WlanMac::Dcf(d) => d.is_fair(i),
+            WlanMac::Hcf(_) => false,
+        }
+    }
+    fn next_decision(&self) -> Option<Time> {
+        match self {
+            WlanMac::Dcf(d) => d.next_decision(),
+            WlanMac::Hcf(h) => h.next_decision(),
+        }
+    }
+    fn decide(&mut self, now: Time, out: &mut Vec<MacOutput>) {
+        match self {
+            WlanMac::Dcf(d) => d.decide(now, out),
+            WlanMac::Hcf(h) => h.decide(now, out),
+        }
+    }
+}
 
 /// One WLAN: its MAC and its pending decision.
 #[derive(Debug)]
 pub struct WlanHop {
     pub name: String,
-    pub dcf: Dcf,
+    pub mac: WlanMac,
     generation: u32,
     scheduled: Option<Time>,
     mac_out: Vec<MacOutput>,
@@ -21,8 +84,8 @@ pub struct WlanHop {
 }
 
 impl WlanHop {
-    pub fn new(name: String, dcf: Dcf) -> Self {
-        WlanHop { name, dcf, generation: 0, scheduled: None, mac_out: Vec::new(), transmits: true }
+    pub fn new(name: String, mac: WlanMac) -> Self {
+        WlanHop { name, mac, generation: 0, scheduled: None, mac_out: Vec::new(), transmits: true }
     }
 
     /// Queues the frame at station `o.from`; only a frame that became its station's head can
@@ -31,12 +94,24 @@ impl WlanHop {
         // Without Transmit events, the frame counts as already reported: the MAC then never
         // produces the output this adapter would discard.
         let transmitted = !self.transmits;
-        let frame = Frame { pkt: o.pkt, uid: o.uid, ip_bytes: o.bytes, to: o.to, delivered: false, transmitted, flow: o.flow };
-        if let Some(victim) = self.dcf.enqueue(now, o.from as usize, frame) {
-            out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
-        }
-        if self.dcf.queue_len(o.from as usize) == 1 {
-            self.schedule(now, out);
+        match &mut self.mac {
+            WlanMac::Dcf(dcf) => {
+                let frame = Frame { pkt: o.pkt, uid: o.uid, ip_bytes: o.bytes, to: o.to, delivered: false, transmitted, flow: o.flow };
+                if let Some(victim) = dcf.enqueue(now, o.from as usize, frame) {
+                    out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
+                }
+                if dcf.queue_len(o.from as usize) == 1 {
+                    self.schedule(now, out);
+                }
+            }
+            WlanMac::Hcf(hcf) => {
+                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac: AccessCategory::BestEffort, transmitted };
+                if let Some(victim) = hcf.enqueue(now, o.from as usize, msdu) {
+                    out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
+                }
+                // A category that was idle may now go before the pending decision.
+                self.schedule(now, out);
+            }
         }
     }
 
@@ -47,7 +122,7 @@ impl WlanHop {
         }
         self.scheduled = None;
         let mut mac = std::mem::take(&mut self.mac_out);
-        self.dcf.decide(now, &mut mac);
+        self.mac.decide(now, &mut mac);
         for &o in &mac {
             out.push(match o {
                 MacOutput::Deliver { pkt, from, to, at } => HopEvent::Arrive { pkt, from, to, at },
@@ -64,7 +139,7 @@ impl WlanHop {
 
     /// Asks for the next decision if it is earlier than the pending one.
     fn schedule(&mut self, now: Time, out: &mut Vec<HopEvent>) {
-        if let Some(t) = self.dcf.next_decision() {
+        if let Some(t) = self.mac.next_decision() {
             if self.scheduled.is_none_or(|s| t < s) {
                 self.generation = self.generation.wrapping_add(1);
                 self.scheduled = Some(t);

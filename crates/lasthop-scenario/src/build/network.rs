@@ -17,7 +17,7 @@
 //! FQ-CoDel) live inside the hops. What a world adds — packet storage, event scheduling,
 //! captures — stays in the world.
 
-use super::{build_qdisc, cellular::build_rlc, wifi::build_dcf};
+use super::{build_qdisc, cellular::build_rlc, wifi::build_wlan_mac};
 use crate::{Aqm, Edge, GeneratorDirection, Scenario, Topology, WcdmaUplink};
 use lasthop_core::cellular::hop::RlcHop;
 use lasthop_core::hop::Hop;
@@ -116,9 +116,9 @@ impl Network {
         }
         let first_wlan = hops.len();
         for w in &scenario.wlans {
-            let dcf = build_dcf(w, rng, scenario.probes.queues.contains(&w.name));
+            let mac = build_wlan_mac(w, rng, scenario.probes.queues.contains(&w.name));
             let nodes = w.members().iter().map(|m| node(m)).collect();
-            hops.push(HopSlot { hop: Hop::Wlan(WlanHop::new(w.name.clone(), dcf)), nodes });
+            hops.push(HopSlot { hop: Hop::Wlan(WlanHop::new(w.name.clone(), mac)), nodes });
         }
         // W-CDMA channels: the downlink's RLC entity, then the uplink's unless it is a link.
         let mut rlc_hop = vec![[None; 2]; scenario.wcdma.len()];
@@ -195,12 +195,12 @@ pub fn hop_reports(hops: &mut [HopSlot], names: &[String], end: Time, tables: &m
         let mut members = Vec::with_capacity(slot.nodes.len());
         for (i, &node) in slot.nodes.iter().enumerate() {
             let node = &names[node as usize];
-            members.push(WlanMemberReport { node: node.clone(), mac: w.dcf.station_stats(i).clone() });
-            if let Some((t, n)) = w.dcf.take_queue_trace(i) {
+            members.push(WlanMemberReport { node: node.clone(), mac: w.mac.station_stats(i).clone() });
+            if let Some((t, n)) = w.mac.take_queue_trace(i) {
                 tables.push(wlan_queue_table(&w.name, node, t, n));
             }
         }
-        let st = &w.dcf.stats;
+        let st = w.mac.stats();
         r.wlans.push(WlanReport {
             name: w.name.clone(),
             exchanges: st.exchanges,
@@ -243,7 +243,7 @@ pub fn drain_hop_traces(hops: &mut [HopSlot], names: &[String]) -> Vec<Table> {
     for slot in hops.iter_mut() {
         let Hop::Wlan(w) = &mut slot.hop else { continue };
         for (i, &node) in slot.nodes.iter().enumerate() {
-            if let Some((t, n)) = w.dcf.drain_queue_trace(i).filter(|(t, _)| !t.is_empty()) {
+            if let Some((t, n)) = w.mac.drain_queue_trace(i).filter(|(t, _)| !t.is_empty()) {
                 tables.push(wlan_queue_table(&w.name, &names[node as usize], t, n));
             }
         }
@@ -256,7 +256,7 @@ pub fn held_hop_trace_samples(hops: &[HopSlot]) -> usize {
     hops.iter()
         .map(|slot| match &slot.hop {
             Hop::Wired(c) => c.held_trace_samples(),
-            Hop::Wlan(w) => w.dcf.held_trace_samples(),
+            Hop::Wlan(w) => w.mac.held_trace_samples(),
             Hop::Rlc(_) => 0,
         })
         .sum()

@@ -1,9 +1,13 @@
-//! From a scenario's `[[wlans]]` entry to a configured [`Dcf`].
+//! From a scenario's `[[wlans]]` entry to a configured MAC: the [`Dcf`] of 802.11b/g, the
+//! [`Hcf`] of 802.11n/ac/ax.
 
 use lasthop_core::wifi::dcf::{Dcf, DcfConfig};
+use lasthop_core::wifi::hcf::{Hcf, HcfConfig};
+use lasthop_core::wifi::hop::WlanMac;
 use lasthop_core::wifi::errors::{default_rx_threshold_dbm, ErrorModel, Shadowing};
 use lasthop_core::wifi::phy::Phy;
-use crate::{Preamble, SlotTime, WifiErrors, WifiStandard, Wlan};
+use crate::{band_of, snr_db_of, tx_vector_of, Preamble, SlotTime, WifiErrors, WifiStandard, Wlan, DEFAULT_MAX_AMPDU};
+use lasthop_core::units::QueueLimit;
 use lasthop_core::rng::RngStreams;
 
 fn rate_x10(bps: u64) -> u32 {
@@ -20,13 +24,56 @@ pub fn phy_of(w: &Wlan) -> Phy {
             let ctrl = w.control_rate.map(|r| rate_x10(r.0)).unwrap_or(if short { 20 } else { 10 });
             Phy::b(data, ctrl, short)
         }
-        WifiStandard::G => {
+        WifiStandard::G | WifiStandard::N | WifiStandard::Ac | WifiStandard::Ax => {
+            // (802.11n/ac/ax WLANs run the Hcf; their legacy timing is never asked for.)
             let data = w.data_rate.map(|r| rate_x10(r.0)).unwrap_or(540);
             // Highest mandatory OFDM rate (6/12/24 Mb/s) not above the data rate.
             let ctrl = w.control_rate.map(|r| rate_x10(r.0)).unwrap_or_else(|| [240, 120, 60].into_iter().find(|&c| c <= data).unwrap_or(60));
             Phy::g(data, ctrl, w.slot == SlotTime::Short)
         }
     }
+}
+
+/// The WLAN's MAC (a validated scenario's).
+pub fn build_wlan_mac(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> WlanMac {
+    if w.standard.amendment().is_some() {
+        WlanMac::Hcf(build_hcf(w, rng, trace_queues))
+    } else {
+        WlanMac::Dcf(build_dcf(w, rng, trace_queues))
+    }
+}
+
+/// 802.11n/ac/ax: EDCA with A-MPDUs, each member at its TxVector and SNR.
+pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
+    let packets = |q: QueueLimit| match q {
+        QueueLimit::Packets(n) => n as usize,
+        QueueLimit::Bytes(_) => unreachable!("validation refuses byte limits on 802.11n/ac/ax queues"),
+    };
+    let he = w.standard == WifiStandard::Ax;
+    let cfg = HcfConfig {
+        band: band_of(w),
+        max_ampdu_bytes: w.max_ampdu.map(|b| b.0).unwrap_or(DEFAULT_MAX_AMPDU),
+        ba_window: if he { 256 } else { 64 },
+        retry_limit: w.retry_short,
+        queue_packets: packets(w.queue),
+        ap_queue_packets: packets(w.ap_queue.unwrap_or(w.queue)),
+        control_rate_mbps: 24,
+    };
+    let members = w.members();
+    let stations = members
+        .iter()
+        .map(|m| (tx_vector_of(w, m).expect("validated"), lasthop_core::wifi::radio::linear(snr_db_of(w, m))))
+        .collect();
+    let mut h = Hcf::new(cfg, stations, rng.stream(&format!("wlan/{}/backoff", w.name)), rng.stream(&format!("wlan/{}/errors", w.name)));
+    if w.ap.is_none() {
+        h.no_access_point();
+    }
+    if trace_queues {
+        for i in 0..members.len() {
+            h.enable_queue_trace(i);
+        }
+    }
+    h
 }
 
 pub fn build_dcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Dcf {

@@ -14,3 +14,4 @@ mod scenario_errors;
 mod snoop;
 mod start_jitter;
 mod wlan;
+mod wlan_aggregating;
