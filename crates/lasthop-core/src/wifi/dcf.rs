@@ -112,6 +112,37 @@ pub struct StationStats {
     pub max_queue: u64,
 }
 
+/// A member's queue samples (time in ns, frames queued), recorded once enabled; handed over
+/// whole at the end or in pieces while the run goes (a long run streams them).
+#[derive(Debug, Default)]
+pub struct QueueSamples(Option<(Vec<u64>, Vec<u64>)>);
+
+impl QueueSamples {
+    pub fn enable(&mut self) {
+        self.0 = Some((Vec::new(), Vec::new()));
+    }
+    pub fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+    pub fn record(&mut self, now: Time, len: u64) {
+        if let Some((t, n)) = self.0.as_mut() {
+            t.push(now.0);
+            n.push(len);
+        }
+    }
+    /// Every sample, recording stopped.
+    pub fn take(&mut self) -> Option<(Vec<u64>, Vec<u64>)> {
+        self.0.take()
+    }
+    /// The samples since the last call, recording going on.
+    pub fn drain(&mut self) -> Option<(Vec<u64>, Vec<u64>)> {
+        self.0.as_mut().map(std::mem::take)
+    }
+    pub fn held(&self) -> usize {
+        self.0.as_ref().map_or(0, |(t, _)| t.len())
+    }
+}
+
 #[derive(Debug)]
 struct Station {
     /// The frame in service (contending or being retried); it does not count against the limit.
@@ -134,7 +165,7 @@ struct Station {
     /// uid + 1 of the last frame delivered from each sender (duplicate filter).
     last_rx: Vec<u64>,
     stats: StationStats,
-    trace: Option<(Vec<u64>, Vec<u64>)>,
+    trace: QueueSamples,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -175,7 +206,7 @@ impl Dcf {
                 ready_at: Time::ZERO,
                 last_rx: vec![0; n_stations],
                 stats: StationStats::default(),
-                trace: None,
+                trace: QueueSamples::default(),
             })
             .collect();
         Dcf {
@@ -218,19 +249,12 @@ impl Dcf {
         let s = &self.stations[i];
         s.head.is_some() as usize + s.waiting.len()
     }
-    pub fn enable_queue_trace(&mut self, i: usize) {
-        self.stations[i].trace = Some((Vec::new(), Vec::new()));
-    }
-    pub fn take_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
-        self.stations[i].trace.take()
-    }
-    /// Station `i`'s queue samples recorded since the last call, handed over (recording goes on).
-    pub fn drain_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
-        self.stations[i].trace.as_mut().map(std::mem::take)
+    pub fn queue_trace(&mut self, i: usize) -> &mut QueueSamples {
+        &mut self.stations[i].trace
     }
     /// Queue samples held by all stations.
     pub fn held_trace_samples(&self) -> usize {
-        self.stations.iter().filter_map(|s| s.trace.as_ref()).map(|(t, _)| t.len()).sum()
+        self.stations.iter().map(|s| s.trace.held()).sum()
     }
     /// Frames still queued at every station (for the conservation census).
     pub fn queued_packets(&self) -> impl Iterator<Item = u32> + '_ {
@@ -246,15 +270,11 @@ impl Dcf {
     }
 
     fn record_queue(&mut self, i: usize, now: Time) {
-        if self.stations[i].trace.is_none() {
+        if !self.stations[i].trace.is_on() {
             return;
         }
         let len = self.queue_len(i) as u64;
-        let s = &mut self.stations[i];
-        if let Some((t, n)) = s.trace.as_mut() {
-            t.push(now.0);
-            n.push(len);
-        }
+        self.stations[i].trace.record(now, len);
     }
 
     fn draw_backoff(&mut self, i: usize) {

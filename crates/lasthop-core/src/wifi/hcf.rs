@@ -25,7 +25,7 @@
 //! (each station has its TxVector), Block Ack frame errors, beacons, hidden terminals.
 
 use super::block_ack::{sn_distance, Originator, Reorder};
-use super::dcf::{MacOutput, StationStats, WlanStats};
+use super::dcf::{MacOutput, QueueSamples, StationStats, WlanStats};
 use super::edca::{internal_collision, AccessCategory, EdcaParams, Role};
 use super::phy::LLC_SNAP_BYTES;
 use super::ppdu::{AggregationLimits, Band, TxVector};
@@ -122,8 +122,8 @@ struct Station {
     queues: [Queue; 4],
     reorder: HashMap<(u16, usize), Reorder<Msdu>>,
     stats: StationStats,
-    /// Queue samples (time ns, MSDUs waiting over its categories) when traced.
-    trace: Option<(Vec<u64>, Vec<u64>)>,
+    /// Queue samples (MSDUs over its categories, those in Block Ack windows included).
+    trace: QueueSamples,
 }
 
 /// MAC counters of the BSS beyond [`WlanStats`].
@@ -178,7 +178,7 @@ impl Hcf {
                     }),
                     reorder: HashMap::new(),
                     stats: StationStats::default(),
-                    trace: None,
+                    trace: QueueSamples::default(),
                 }
             })
             .collect();
@@ -202,31 +202,21 @@ impl Hcf {
         self.stations[i].queues.iter().map(|q| q.waiting.len() + q.agreements.values().map(|a| a.in_window.len()).sum::<usize>()).sum()
     }
 
-    pub fn enable_queue_trace(&mut self, i: usize) {
-        self.stations[i].trace = Some((Vec::new(), Vec::new()));
-    }
-    pub fn take_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
-        self.stations[i].trace.take()
-    }
-    /// Station `i`'s queue samples since the last call, handed over (recording goes on).
-    pub fn drain_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
-        self.stations[i].trace.as_mut().map(std::mem::take)
+    pub fn queue_trace(&mut self, i: usize) -> &mut QueueSamples {
+        &mut self.stations[i].trace
     }
     pub fn held_trace_samples(&self) -> usize {
-        self.stations.iter().filter_map(|s| s.trace.as_ref()).map(|(t, _)| t.len()).sum()
+        self.stations.iter().map(|s| s.trace.held()).sum()
     }
 
     fn record_queue(&mut self, i: usize, now: Time) {
-        if self.stations[i].trace.is_none() {
+        if !self.stations[i].trace.is_on() {
             return;
         }
         let len = self.queued(i) as u64;
         let s = &mut self.stations[i];
         s.stats.max_queue = s.stats.max_queue.max(len);
-        if let Some((t, n)) = s.trace.as_mut() {
-            t.push(now.0);
-            n.push(len);
-        }
+        s.trace.record(now, len);
     }
 
     pub fn n_stations(&self) -> usize {

@@ -6,7 +6,7 @@
 //!
 //! On an [`Hcf`] every packet goes in AC_BE for now (the offer carries no DSCP yet).
 
-use super::dcf::{Dcf, Frame, MacOutput, StationStats, WlanStats};
+use super::dcf::{Dcf, Frame, MacOutput, QueueSamples, StationStats, WlanStats};
 use super::edca::AccessCategory;
 use super::hcf::{Hcf, Msdu};
 use crate::hop::{HopEvent, Offer};
@@ -33,16 +33,11 @@ impl WlanMac {
             WlanMac::Hcf(h) => &h.wlan,
         }
     }
-    pub fn take_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
+    /// Member `i`'s queue samples.
+    pub fn queue_trace(&mut self, i: usize) -> &mut QueueSamples {
         match self {
-            WlanMac::Dcf(d) => d.take_queue_trace(i),
-            WlanMac::Hcf(h) => h.take_queue_trace(i),
-        }
-    }
-    pub fn drain_queue_trace(&mut self, i: usize) -> Option<(Vec<u64>, Vec<u64>)> {
-        match self {
-            WlanMac::Dcf(d) => d.drain_queue_trace(i),
-            WlanMac::Hcf(h) => h.drain_queue_trace(i),
+            WlanMac::Dcf(d) => d.queue_trace(i),
+            WlanMac::Hcf(h) => h.queue_trace(i),
         }
     }
     pub fn held_trace_samples(&self) -> usize {

@@ -196,7 +196,7 @@ pub fn hop_reports(hops: &mut [HopSlot], names: &[String], end: Time, tables: &m
         for (i, &node) in slot.nodes.iter().enumerate() {
             let node = &names[node as usize];
             members.push(WlanMemberReport { node: node.clone(), mac: w.mac.station_stats(i).clone() });
-            if let Some((t, n)) = w.mac.take_queue_trace(i) {
+            if let Some((t, n)) = w.mac.queue_trace(i).take() {
                 tables.push(wlan_queue_table(&w.name, node, t, n));
             }
         }
@@ -243,7 +243,7 @@ pub fn drain_hop_traces(hops: &mut [HopSlot], names: &[String]) -> Vec<Table> {
     for slot in hops.iter_mut() {
         let Hop::Wlan(w) = &mut slot.hop else { continue };
         for (i, &node) in slot.nodes.iter().enumerate() {
-            if let Some((t, n)) = w.mac.drain_queue_trace(i).filter(|(t, _)| !t.is_empty()) {
+            if let Some((t, n)) = w.mac.queue_trace(i).drain().filter(|(t, _)| !t.is_empty()) {
                 tables.push(wlan_queue_table(&w.name, &names[node as usize], t, n));
             }
         }

@@ -70,7 +70,7 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
     }
     if trace_queues {
         for i in 0..members.len() {
-            h.enable_queue_trace(i);
+            h.queue_trace(i).enable();
         }
     }
     h
@@ -135,7 +135,7 @@ pub fn build_dcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Dcf {
     }
     if trace_queues {
         for i in 0..members.len() {
-            d.enable_queue_trace(i);
+            d.queue_trace(i).enable();
         }
     }
     d

@@ -84,7 +84,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
             "[[wlans]]\nname = \"w\"\nstandard = \"802.11g\"\nap = \"a\"\nstations = [\"ghost\"]\ndata_rate = \"11Mbps\"\n\n[[flows]]",
             &["wlans[0] (\"w\").stations names unknown node \"ghost\"", "data_rate 11Mbps is not a rate of 802.11g", "6Mbps, 9Mbps"],
         ),
-        ("[[flows]]", "[[wlans]]\nname = \"w\"\nstandard = \"802.11n\"\nstations = [\"a\", \"b\"]\n\n[[flows]]", &["unknown variant `802.11n`", "802.11b", "802.11g"]),
+        ("[[flows]]", "[[wlans]]\nname = \"w\"\nstandard = \"802.11be\"\nstations = [\"a\", \"b\"]\n\n[[flows]]", &["unknown variant `802.11be`", "802.11b", "802.11ax"]),
         ("name = \"island\"", "name = \"island\"\ndevice = { preset = \"nokia\" }", &["line 12", "unknown variant `nokia`", "pda-ipaq3660", "pc-windows2000"]),
         ("name = \"b\"", "name = \"b\"\ndevice = { copy_rate = \"0bps\" }", &["line 9", "invalid rate \"0bps\": a rate must be positive"]),
         ("name = \"b\"", "name = \"b\"\ndevice = { storage_write_growth = -1.0 }", &["nodes.b.device.storage_write_growth = -1.0 is out of range; valid: 0 to 10"]),
