@@ -20,12 +20,14 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 import fuzz_inputs as fz  # noqa: E402
 
-SEEDS = range(7_000_000, 7_000_150)  # 150 cases a surface: ~25 s on two cores in all
+SEEDS = range(7_000_000, 7_000_150)  # 150 cases a surface: ~21 s on one worker in all
 
 
 @pytest.mark.parametrize("surface", [s for s in fz.SURFACES])
 def test_every_case_ends_in_a_result_or_a_clear_error(surface):
-    rows = fz.run_surface(surface, list(SEEDS), workers=2, timeout_s=20.0, memory=4 << 30)
+    # One worker: the real-time emulator tests run beside this file on the same two cores, and
+    # every extra runnable process slows the real TCP stacks they measure.
+    rows = fz.run_surface(surface, list(SEEDS), workers=1, timeout_s=20.0, memory=4 << 30)
     outcomes = Counter(o for _, o, _ in rows)
     failed = [(seed, o, d) for seed, o, d in rows if o in fz.FAILURES or o == "garbled"]
     assert not failed, "\n".join(f"{o} (seed {seed}): {d[:500]}\n  .venv/bin/python bench/fuzz_inputs.py "

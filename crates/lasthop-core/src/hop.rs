@@ -50,6 +50,9 @@ pub struct Offer {
     pub flow: u32,
     /// An identifier unique over the run (the MAC's frame identity, for duplicate detection).
     pub uid: u64,
+    /// Its DSCP (0..=63): an 802.11n/ac/ax WLAN's access category
+    /// ([`crate::wifi::edca::AccessCategory::of_dscp`]).
+    pub dscp: u8,
     /// Member indexes of the sender and the receiver on this hop (0 → 1 for a channel).
     pub from: u16,
     pub to: u16,

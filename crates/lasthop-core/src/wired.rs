@@ -221,7 +221,7 @@ mod tests {
     use crate::rng::RngStreams;
 
     fn offer(pkt: u32, bytes: u32) -> Offer {
-        Offer { pkt, bytes, class: TrafficClass::Udp, flow: 0, uid: pkt as u64, from: 0, to: 1 }
+        Offer { pkt, bytes, class: TrafficClass::Udp, flow: 0, uid: pkt as u64, dscp: 0, from: 0, to: 1 }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! events. A decision that moves earlier (a frame reaching an idle station's head) supersedes the
 //! pending one: the wake's token is a generation number and stale ones are ignored.
 //!
-//! On an [`Hcf`] every packet goes in AC_BE for now (the offer carries no DSCP yet).
+//! On an [`Hcf`] a packet goes in the access category of its DSCP (Linux's mapping,
+//! [`AccessCategory::of_dscp`]).
 
 use super::dcf::{Dcf, Frame, MacOutput, QueueSamples, StationStats, WlanStats};
 use super::edca::AccessCategory;
@@ -100,7 +101,7 @@ impl WlanHop {
                 }
             }
             WlanMac::Hcf(hcf) => {
-                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac: AccessCategory::BestEffort, transmitted };
+                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac: AccessCategory::of_dscp(o.dscp), transmitted };
                 if let Some(victim) = hcf.enqueue(now, o.from as usize, msdu) {
                     out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
                 }

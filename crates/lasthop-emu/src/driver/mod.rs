@@ -428,6 +428,8 @@ impl Driver {
         }
         let slot = &self.arena.slots[id as usize];
         let (dst, bytes, class, flow) = (slot.dst, slot.len as u32, slot.class, slot.key);
+        // The DSCP the packet carries (the IPv4 header's TOS byte): an 802.11n/ac/ax WLAN's AC.
+        let dscp = slot.buf.get(1).map_or(0, |tos| tos >> 2);
         let Egress::Hop { hop, from, to } = self.net.route(node, dst) else {
             self.stats.unroutable += 1;
             self.arena.release(id);
@@ -436,7 +438,7 @@ impl Driver {
         let h = hop as usize;
         let flow = if self.net.hops[h].hop.is_fair(from) { flow } else { 0 };
         let mut out = std::mem::take(&mut self.events.out);
-        self.net.hops[h].hop.accept(now, Offer { pkt: id, bytes, class, flow, uid, from, to }, &mut out);
+        self.net.hops[h].hop.accept(now, Offer { pkt: id, bytes, class, flow, uid, dscp, from, to }, &mut out);
         self.on_events(h, &mut out, now);
         self.events.out = out;
     }

@@ -150,7 +150,7 @@ impl Simulation {
             Protocol::Tcp => TrafficClass::Tcp,
             Protocol::Udp => TrafficClass::Udp,
         };
-        let offer = Offer { pkt: id, bytes: p.wire_len(), class, flow, uid: p.uid, from, to };
+        let offer = Offer { pkt: id, bytes: p.wire_len(), class, flow, uid: p.uid, dscp: p.dscp, from, to };
         let start = self.net.hop_out.len();
         self.net.hops[h].hop.accept(self.now, offer, &mut self.net.hop_out);
         self.on_hop_events(h, start);
