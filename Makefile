@@ -39,10 +39,14 @@ $(VENV)/.installed: $(SOURCES)
 test-rust:
 	cargo test --workspace --exclude lasthop-py --profile release-test
 
-# Three workers on two cores: the emulator's real-time test files (mostly waiting on the clock) on
-# two of them, the CPU-bound tests beside them (tests/conftest.py's scheduler).
+# The emulator's real-time test files first, on two workers and nothing beside them: the real
+# TCP stacks they measure slow down when CPU-bound tests share the two cores (a hybrid WLAN
+# download measured 0.47 of its share instead of 0.60 in two CI runs with them beside it); then
+# the rest on three workers (some wait on sockets and clocks).
+REALTIME_TESTS := tests/test_emu.py tests/test_emu_mechanisms.py
 test-python: install
-	$(VENV)/bin/pytest -q -n 3
+	$(VENV)/bin/pytest -q -n 2 $(REALTIME_TESTS)
+	$(VENV)/bin/pytest -q -n 3 $(addprefix --ignore=,$(REALTIME_TESTS))
 
 bench: install
 	cargo run --release -p lasthop-bench -- --out BENCHMARKS.md
