@@ -124,6 +124,18 @@ struct Station {
     stats: StationStats,
     /// Queue samples (MSDUs over its categories, those in Block Ack windows included).
     trace: QueueSamples,
+    /// The frame success of the last MPDU size asked for (MPDUs of one flow share a size: the
+    /// error model's union bound is computed once per size change, not per MPDU).
+    last_success: (u64, f64),
+}
+
+impl Station {
+    fn frame_success(&mut self, bytes: u64) -> f64 {
+        if self.last_success.0 != bytes {
+            self.last_success = (bytes, self.tx.frame_success(self.snr, bytes));
+        }
+        self.last_success.1
+    }
 }
 
 /// MAC counters of the BSS beyond [`WlanStats`].
@@ -179,6 +191,7 @@ impl Hcf {
                     reorder: HashMap::new(),
                     stats: StationStats::default(),
                     trace: QueueSamples::default(),
+                    last_success: (0, 0.0),
                 }
             })
             .collect();
@@ -383,17 +396,16 @@ impl Hcf {
     /// Sends the MPDUs `sns` from station `i`'s category `q` to `to`, ending at `end`: which got
     /// through; the receiver passes up what its reorder buffer releases.
     fn transmit(&mut self, i: usize, q: usize, to: u16, sns: &[u16], end: Time, out: &mut Vec<MacOutput>) -> Vec<u16> {
-        let (snr, tx) = (self.stations[i].snr, self.stations[i].tx);
         let window = self.cfg.ba_window;
         let mut got = Vec::new();
         let start = self.stations[i].queues[q].agreements[&to].scoreboard.window_start();
         let msdus: Vec<(u16, Msdu)> = sns.iter().map(|sn| (*sn, self.stations[i].queues[q].agreements[&to].in_window[sn])).collect();
+        let success: Vec<f64> = msdus.iter().map(|(_, m)| self.stations[i].frame_success(m.mpdu_bytes())).collect();
         let reorder = self.stations[to as usize].reorder.entry((i as u16, q)).or_insert_with(|| Reorder::new(window, 0));
         let mut released = reorder.advance_to(start);
         let mut errors = 0;
-        for (sn, m) in msdus {
+        for ((sn, m), p) in msdus.into_iter().zip(success) {
             self.stats.mpdus_sent += 1;
-            let p = tx.frame_success(snr, m.mpdu_bytes());
             let draw = (self.error_rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
             if draw < p {
                 got.push(sn);
