@@ -2,7 +2,7 @@
 //! ([`ppdu`]), frame errors of 802.11b/g ([`errors`]) and of OFDM MCSs from the SNR
 //! ([`coding`]), the SNR from distance ([`radio`]), EDCA's access categories and parameters
 //! ([`edca`]), the two ends of a Block Ack agreement ([`block_ack`]), EDCA with A-MPDUs on a
-//! shared medium ([`hcf`]), the DCF MAC on a shared medium ([`dcf`]) and a WLAN behind the hop contract
+//! shared medium ([`hcf`]), Linux's Minstrel-HT rate control ([`minstrel`]), the DCF MAC on a shared medium ([`dcf`]) and a WLAN behind the hop contract
 //! ([`hop`]).
 
 pub mod block_ack;
@@ -11,6 +11,7 @@ pub mod dcf;
 pub mod edca;
 pub mod hcf;
 pub mod hop;
+pub mod minstrel;
 pub mod errors;
 pub mod phy;
 pub mod ppdu;
