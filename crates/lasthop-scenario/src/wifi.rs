@@ -174,6 +174,11 @@ pub struct Wlan {
     /// 802.11n/ac/ax: the receivers' maximum A-MPDU length (default "65535B").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ampdu: Option<Bytes>,
+    /// 802.11n/ac/ax: after a missed Block Ack, send a BlockAckRequest before the MPDUs go
+    /// again, as ns-3 3.44 does (for comparisons with it); default false: they go again in the
+    /// next A-MPDU, as Linux's drivers do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bar_after_missed_block_ack: Option<bool>,
 }
 
 /// Defaults of 802.11n/ac/ax WLANs.
@@ -384,6 +389,7 @@ fn validate_legacy_rates(wid: &str, w: &Wlan, p: &mut Vec<String>) {
         ("snr_db", w.snr_db.is_some()),
         ("station_snr_db", !w.station_snr_db.is_empty()),
         ("max_ampdu", w.max_ampdu.is_some()),
+        ("bar_after_missed_block_ack", w.bar_after_missed_block_ack.is_some()),
     ];
     for (field, set) in modern {
         if set {

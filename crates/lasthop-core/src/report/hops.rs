@@ -3,6 +3,7 @@
 //! (3GPP TS 25.322). Counters are totals over the whole run.
 
 use crate::wifi::dcf::StationStats;
+use crate::wifi::hcf::AggregationStats;
 use crate::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,9 @@ pub struct WlanMemberReport {
     pub node: String,
     #[serde(flatten)]
     pub mac: StationStats,
+    /// 802.11n/ac/ax: A-MPDUs, airtime and access categories (absent on 802.11b/g).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregation: Option<AggregationStats>,
 }
 
 /// One W-CDMA RLC acknowledged-mode entity (one direction of a dedicated channel).

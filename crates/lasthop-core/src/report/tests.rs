@@ -130,6 +130,7 @@ fn sample() -> RunReport {
                     duplicates_filtered: 0,
                     max_queue: 2,
                 },
+                aggregation: None,
             }],
         }],
         wcdma: vec![RlcReport {

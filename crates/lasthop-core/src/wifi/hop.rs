@@ -28,6 +28,13 @@ impl WlanMac {
             WlanMac::Hcf(h) => h.station_stats(i),
         }
     }
+    /// An 802.11n/ac/ax member's aggregation and per-category counters (None on 802.11b/g).
+    pub fn aggregation_stats(&self, i: usize, end: crate::Time) -> Option<super::hcf::AggregationStats> {
+        match self {
+            WlanMac::Dcf(_) => None,
+            WlanMac::Hcf(h) => Some(h.aggregation_stats(i, end)),
+        }
+    }
     pub fn stats(&self) -> &WlanStats {
         match self {
             WlanMac::Dcf(d) => &d.stats,
@@ -101,7 +108,7 @@ impl WlanHop {
                 }
             }
             WlanMac::Hcf(hcf) => {
-                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac: AccessCategory::of_dscp(o.dscp), transmitted };
+                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac: AccessCategory::of_dscp(o.dscp), transmitted, queued_at: now };
                 if let Some(victim) = hcf.enqueue(now, o.from as usize, msdu) {
                     out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
                 }

@@ -368,18 +368,19 @@ pub struct AggregationLimits {
     pub max_bytes: u64,
     /// MPDUs the Block Ack window has room for.
     pub max_mpdus: usize,
-    /// The longest PPDU: aPPDUMaxTime (10 ms HT-mixed, 5.484 ms VHT and HE), or less under a
-    /// TXOP limit.
+    /// The longest PPDU: 5.484 ms (see [`Amendment::max_ppdu_duration`]), or less under a TXOP
+    /// limit.
     pub max_duration: Duration,
 }
 
 impl Amendment {
-    /// aPPDUMaxTime: 10 ms for HT-mixed (19.4.4), 5.484 ms for VHT and HE (21.4.4, 27.4.4).
+    /// The longest PPDU: 5.484 ms for all three. VHT and HE: aPPDUMaxTime (21.4.4, 27.4.4).
+    /// HT-mixed: HT's aPPDUMaxTime is 10 ms (19.4.4), but a mixed-format PPDU's duration must
+    /// fit its L-SIG (19.3.9.3.5: LENGTH = ⌈(TXTIME − 20 µs) / 4 µs⌉ · 3 − 3 ≤ 4095), which
+    /// caps TXTIME at 20 + 4 · 1366 = 5484 µs; 10 ms is reachable only in the HT-greenfield
+    /// format, not modelled. ns-3 3.44 (`GetPpduMaxTime`) uses 5.484 ms for HT-mixed too.
     pub fn max_ppdu_duration(self) -> Duration {
-        match self {
-            Amendment::Ht => Duration::from_micros(10_000),
-            Amendment::Vht | Amendment::He => Duration::from_micros(5_484),
-        }
+        Duration::from_micros(5_484)
     }
 }
 
@@ -525,10 +526,16 @@ mod tests {
         use Band::*;
         let limits = |max_bytes, max_mpdus, max_us| AggregationLimits { max_bytes, max_mpdus, max_duration: Duration::from_micros(max_us) };
         // 1538 B MPDUs (1500 B IP + 8 LLC/SNAP + 30 QoS header and FCS): subframes of 1542 B
-        // padded to 1544: 42 fit 65 535 B (41 · 1544 + 1542 = 64 846), as bianchi_ampdu counts.
+        // padded to 1544: 42 fit 65 535 B (41 · 1544 + 1542 = 64 846), as bianchi_ampdu counts;
+        // at 802.11ac MCS 9, 80 MHz, that is 1.37 ms, within 5.484 ms.
+        let vht = v(Vht, 9, 1, 80, 800, Ghz5);
+        assert_eq!(vht.aggregate(std::iter::repeat(1538).take(100), limits(65_535, 64, 10_000)).unwrap().mpdus, 42);
+        // At HT MCS 7, 20 MHz the HT-mixed PPDU's 5.484 ms bounds it first: 36 µs + 4 µs ·
+        // ⌈(22 + 8 · (27 · 1544 + 1542)) / 260⌉ = 36 + 4 · 1331 = 5360 µs for 28 MPDUs; 29 take
+        // 1378 symbols (5548 µs). ns-3 3.44 sends 28 here (15 204 MPDUs in 543 A-MPDUs).
         let ht = v(Ht, 7, 1, 20, 800, Ghz5);
         let a = ht.aggregate(std::iter::repeat(1538).take(100), limits(65_535, 64, 10_000)).unwrap();
-        assert_eq!((a.mpdus, a.psdu_bytes, a.duration), (42, 64_846, Duration::from_micros(8_020)));
+        assert_eq!((a.mpdus, a.psdu_bytes, a.duration), (28, 43_230, Duration::from_micros(5_360)));
         // The window's room bounds it: 10 MPDUs.
         assert_eq!(ht.aggregate(std::iter::repeat(1538).take(100), limits(65_535, 10, 10_000)).unwrap().mpdus, 10);
         // A TXOP limit of 1.504 ms: 36 µs + 4 µs · ⌈(22 + 8 · (k · 1544 − 2)) / 260⌉ is 1368 µs

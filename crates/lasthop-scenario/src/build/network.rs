@@ -195,7 +195,7 @@ pub fn hop_reports(hops: &mut [HopSlot], names: &[String], end: Time, tables: &m
         let mut members = Vec::with_capacity(slot.nodes.len());
         for (i, &node) in slot.nodes.iter().enumerate() {
             let node = &names[node as usize];
-            members.push(WlanMemberReport { node: node.clone(), mac: w.mac.station_stats(i).clone() });
+            members.push(WlanMemberReport { node: node.clone(), mac: w.mac.station_stats(i).clone(), aggregation: w.mac.aggregation_stats(i, end) });
             if let Some((t, n)) = w.mac.queue_trace(i).take() {
                 tables.push(wlan_queue_table(&w.name, node, t, n));
             }
