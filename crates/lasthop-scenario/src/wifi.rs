@@ -40,6 +40,19 @@ impl WifiStandard {
     }
 }
 
+/// How an 802.11n/ac/ax member picks the rate of each A-MPDU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RateControl {
+    /// One TxVector per link: `mcs` / `station_mcs`, or the highest MCS whose 1500 B frames get
+    /// through 90 % of the time at the link's SNR.
+    #[default]
+    Constant,
+    /// Linux's Minstrel-HT (rc80211_minstrel_ht) per link, over every MCS, width up to the
+    /// WLAN's, stream count up to `streams` and guard interval up to `guard_interval`.
+    MinstrelHt,
+}
+
 /// The band of an 802.11n/ac/ax WLAN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum WifiBand {
@@ -139,7 +152,9 @@ pub struct Wlan {
     pub mtu: Bytes,
     #[serde(default)]
     pub errors: WifiErrors,
-    /// Positions in metres, [x, y], of members (needed by the shadowing model).
+    /// Positions in metres, [x, y], of members: the shadowing model's (802.11b/g); on
+    /// 802.11n/ac/ax the SNR of a link whose two ends have one, by log-distance path loss
+    /// (`tx_power_dbm`, `path_loss_exponent`, `noise_figure_db`) over thermal noise.
     #[serde(default)]
     pub positions: BTreeMap<String, [f64; 2]>,
     /// 802.11n/ac/ax: channel width in MHz, 20, 40, 80 or 160 (802.11n: 20 or 40; at 2.4 GHz at
@@ -164,13 +179,28 @@ pub struct Wlan {
     /// 802.11n/ac/ax: the MCS of particular members, overriding `mcs` (e.g. { N3 = 3 }).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub station_mcs: BTreeMap<String, u8>,
-    /// 802.11n/ac/ax: SNR of every member's frames at their receiver, dB, over the channel
-    /// width (default 40: error-free at every MCS); frame errors per MPDU follow from it.
+    /// 802.11n/ac/ax: SNR of every link (a station and its AP, both ways) over the channel
+    /// width, dB, where neither `station_snr_db` nor `positions` give it (default 40:
+    /// error-free at every MCS); frame errors per MPDU follow from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snr_db: Option<f64>,
-    /// 802.11n/ac/ax: the SNR of particular members, overriding `snr_db`.
+    /// 802.11n/ac/ax: the SNR of particular members' links, dB, overriding `positions` and
+    /// `snr_db` (the AP's entry: its frames to every station).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub station_snr_db: BTreeMap<String, f64>,
+    /// 802.11n/ac/ax: how each link picks its rate: "constant" (default) or "minstrel_ht".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_control: Option<RateControl>,
+    /// 802.11n/ac/ax with `positions`: transmit power of every member, dBm (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_power_dbm: Option<f64>,
+    /// 802.11n/ac/ax with `positions`: log-distance path loss exponent (default 3, ns-3's
+    /// LogDistancePropagationLossModel; 2 is free space), from Friis' loss at 1 m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_loss_exponent: Option<f64>,
+    /// 802.11n/ac/ax with `positions`: the receivers' noise figure, dB (default 7, ns-3's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_figure_db: Option<f64>,
     /// 802.11n/ac/ax: the receivers' maximum A-MPDU length (default "65535B").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ampdu: Option<Bytes>,
@@ -390,6 +420,10 @@ fn validate_legacy_rates(wid: &str, w: &Wlan, p: &mut Vec<String>) {
         ("station_snr_db", !w.station_snr_db.is_empty()),
         ("max_ampdu", w.max_ampdu.is_some()),
         ("bar_after_missed_block_ack", w.bar_after_missed_block_ack.is_some()),
+        ("rate_control", w.rate_control.is_some()),
+        ("tx_power_dbm", w.tx_power_dbm.is_some()),
+        ("path_loss_exponent", w.path_loss_exponent.is_some()),
+        ("noise_figure_db", w.noise_figure_db.is_some()),
     ];
     for (field, set) in modern {
         if set {
@@ -408,17 +442,60 @@ pub fn band_of(w: &Wlan) -> lasthop_core::wifi::ppdu::Band {
     }
 }
 
-/// The SNR (dB) of member `m`'s frames.
-pub fn snr_db_of(w: &Wlan, m: &str) -> f64 {
-    w.station_snr_db.get(m).copied().unwrap_or(w.snr_db.unwrap_or(DEFAULT_SNR_DB))
+/// The link budget of an 802.11n/ac/ax WLAN whose members have positions.
+pub fn link_budget_of(w: &Wlan) -> lasthop_core::wifi::radio::LinkBudget {
+    let d = lasthop_core::wifi::radio::LinkBudget::default();
+    lasthop_core::wifi::radio::LinkBudget {
+        tx_power_dbm: w.tx_power_dbm.unwrap_or(d.tx_power_dbm),
+        exponent: w.path_loss_exponent.unwrap_or(d.exponent),
+        noise_figure_db: w.noise_figure_db.unwrap_or(d.noise_figure_db),
+        band: band_of(w),
+    }
 }
 
-/// Member `m`'s TxVector: the WLAN's width, streams, GI and band, its MCS (given, or the highest
-/// whose 1500 B frames get through 90 % of the time at its SNR). Err names the field.
+/// The channel width of an 802.11n/ac/ax WLAN, MHz.
+pub fn width_of(w: &Wlan) -> u16 {
+    w.width.unwrap_or(if w.standard.amendment() == Some(lasthop_core::wifi::ppdu::Amendment::Ht) { 20 } else { 80 })
+}
+
+/// The SNR (dB, over the WLAN's width) of `from`'s frames at `to`: `station_snr_db` of the
+/// sender, or of the station whose AP sends; else from the two members' positions; else
+/// `snr_db` (default 40).
+pub fn link_snr_db(w: &Wlan, from: &str, to: &str) -> f64 {
+    let from_ap = w.ap.as_ref().is_some_and(|a| a.get_ref() == from);
+    if let Some(s) = w.station_snr_db.get(from).or_else(|| w.station_snr_db.get(to).filter(|_| from_ap)) {
+        return *s;
+    }
+    match (w.positions.get(from), w.positions.get(to)) {
+        (Some(a), Some(b)) => link_budget_of(w).snr_db(((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt(), width_of(w), 0.0),
+        _ => w.snr_db.unwrap_or(DEFAULT_SNR_DB),
+    }
+}
+
+/// The receiver whose link stands for member `m`'s frames where one TxVector must do for all
+/// (its AP; on an ad hoc cell, or for the AP, the first other member).
+fn usual_peer<'a>(w: &'a Wlan, m: &'a str) -> &'a str {
+    let members = w.members();
+    let ap = w.ap.as_ref().map(|a| a.get_ref().as_str());
+    match ap {
+        Some(a) if a != m => a,
+        _ => members.into_iter().find(|x| *x != m).unwrap_or(m),
+    }
+}
+
+/// Member `m`'s TxVector towards its usual peer (see [`link_tx_vector`]).
 pub fn tx_vector_of(w: &Wlan, m: &str) -> Result<lasthop_core::wifi::ppdu::TxVector, (String, String)> {
-    use lasthop_core::wifi::ppdu::{Amendment, TxVector, TxVectorError};
+    link_tx_vector(w, m, usual_peer(w, m))
+}
+
+/// The TxVector of `from`'s frames to `to`: the WLAN's width, streams, GI and band, and the MCS
+/// given for `from` (or the WLAN's), or else the highest whose 1500 B frames get through 90 % of
+/// the time at the link's SNR. Err names the field.
+pub fn link_tx_vector(w: &Wlan, from: &str, to: &str) -> Result<lasthop_core::wifi::ppdu::TxVector, (String, String)> {
+    use lasthop_core::wifi::ppdu::{TxVector, TxVectorError};
+    let m = from;
     let a = w.standard.amendment().expect("an 802.11n/ac/ax WLAN");
-    let width = w.width.unwrap_or(if a == Amendment::Ht { 20 } else { 80 });
+    let width = width_of(w);
     let gi = w.guard_interval.map(|d| d.0).unwrap_or(800);
     let gi16 = u16::try_from(gi).unwrap_or(u16::MAX);
     let streams = w.streams.unwrap_or(1);
@@ -435,7 +512,7 @@ pub fn tx_vector_of(w: &Wlan, m: &str) -> Result<lasthop_core::wifi::ppdu::TxVec
     match given {
         Some(mcs) => make(mcs).map_err(|e| (field_of(&e), e.to_string())),
         None => {
-            let snr = lasthop_core::wifi::radio::linear(snr_db_of(w, m));
+            let snr = lasthop_core::wifi::radio::linear(link_snr_db(w, from, to));
             let mpdu = 1500 + lasthop_core::wifi::phy::LLC_SNAP_BYTES + lasthop_core::wifi::hcf::QOS_HEADER_FCS_BYTES;
             // The combination's own errors (a width, band or GI) show at MCS 0.
             let lowest = make(0).map_err(|e| (field_of(&e), e.to_string()))?;
@@ -486,6 +563,20 @@ impl Scenario {
             if let Err((field, why)) = tx_vector_of(w, m) {
                 if reported.insert(field.clone()) {
                     p.push(format!("{wid}.{field}: {why}"));
+                }
+            }
+        }
+        if w.rate_control == Some(RateControl::MinstrelHt) {
+            for (field, set) in [("mcs", w.mcs.is_some()), ("station_mcs", !w.station_mcs.is_empty())] {
+                if set {
+                    p.push(format!("{wid}.{field} sets a constant MCS; with rate_control = \"minstrel_ht\" Minstrel-HT picks it (leave {field} out, or use rate_control = \"constant\")"));
+                }
+            }
+        }
+        if w.positions.is_empty() {
+            for (field, set) in [("tx_power_dbm", w.tx_power_dbm.is_some()), ("path_loss_exponent", w.path_loss_exponent.is_some()), ("noise_figure_db", w.noise_figure_db.is_some())] {
+                if set {
+                    p.push(format!("{wid}.{field} applies to the SNR from positions; this WLAN has none (positions = {{ AP = [0, 0], S1 = [5, 0] }}, or give snr_db)"));
                 }
             }
         }

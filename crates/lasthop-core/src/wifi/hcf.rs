@@ -21,13 +21,19 @@
 //!   PPDUs' end + SIFS + the Block Ack's airtime (the Block Ack timeout), so that every failed
 //!   exchange takes what `lasthop.models.bianchi_ampdu(tc="eifs")` assumes.
 //!
-//! Left out (for now): TXOP bursts of several A-MPDUs, RTS/CTS protection, A-MSDU, rate control
-//! (each station has its TxVector), Block Ack frame errors, beacons, hidden terminals.
+//! - Each link (sender, receiver) has its SNR and its rate: a constant TxVector, or Linux's
+//!   Minstrel-HT ([`super::minstrel`]) choosing one per A-MPDU from its chain: an A-MPDU not
+//!   acknowledged goes again at the same entry until its tries are used, then at the next.
+//!   A receiver that got none of an A-MPDU's MPDUs sends no Block Ack.
+//!
+//! Left out (for now): TXOP bursts of several A-MPDUs, RTS/CTS protection (Minstrel-HT's
+//! fallback entries would use it), A-MSDU, Block Ack frame errors, beacons, hidden terminals.
 
 use super::block_ack::{sn_distance, Originator, Reorder};
 use super::dcf::{MacOutput, QueueSamples, StationStats, WlanStats};
 use super::edca::{internal_collision, AccessCategory, EdcaParams, Role};
 use super::phy::LLC_SNAP_BYTES;
+use super::minstrel::{MinstrelHt, RateChain, TxStatus};
 use super::ppdu::{AggregationLimits, Band, TxVector};
 use crate::rng::SimRng;
 use crate::{Duration, Time};
@@ -186,26 +192,91 @@ struct AcCounters {
     max_queue: u64,
 }
 
+/// How a link picks each A-MPDU's rate.
+#[derive(Debug)]
+enum RateControl {
+    /// The link's TxVector, always.
+    Constant,
+    /// Minstrel-HT: the chain of the exchange under way (sent at `entry`, `tries` times so far).
+    Minstrel { m: Box<MinstrelHt>, chain: Option<RateChain>, entry: usize, tries: u8 },
+}
+
 /// A station's frames to one receiver: their TxVector and SNR there.
 #[derive(Debug)]
 struct Link {
+    /// The TxVector of the last (or only) A-MPDU.
     tx: TxVector,
-    /// The SNR at the receiver, linear (the MCS's frame success at it).
+    /// The SNR at the receiver over the WLAN's width `width`, linear; a narrower PPDU has
+    /// proportionally less noise.
     snr: f64,
-    /// The frame success of the last MPDU size asked for (MPDUs of one flow share a size: the
-    /// error model's union bound is computed once per size change, not per MPDU).
-    last_success: (u64, f64),
+    width: u16,
+    /// The frame success of the last MPDU size and TxVector asked for (MPDUs of one flow share
+    /// a size: the error model's union bound is computed once per change, not per MPDU).
+    last_success: (u64, TxVector, f64),
+    rate: RateControl,
+    /// The last TxVector (not a sample) put in [`Hcf::rates`].
+    traced: Option<TxVector>,
 }
 
 impl Link {
     fn new(tx: TxVector, snr: f64) -> Link {
-        Link { tx, snr, last_success: (0, 0.0) }
+        Link { tx, snr, width: tx.width, last_success: (0, tx, 0.0), rate: RateControl::Constant, traced: None }
     }
     fn frame_success(&mut self, bytes: u64) -> f64 {
-        if self.last_success.0 != bytes {
-            self.last_success = (bytes, self.tx.frame_success(self.snr, bytes));
+        if self.last_success.0 != bytes || self.last_success.1 != self.tx {
+            let snr = self.snr * self.width as f64 / self.tx.width as f64;
+            self.last_success = (bytes, self.tx, self.tx.frame_success(snr, bytes));
         }
-        self.last_success.1
+        self.last_success.2
+    }
+    /// The TxVector of the A-MPDU going at `now`, and whether it is a sample of another rate.
+    fn next_tx(&mut self, now: Time) -> (TxVector, bool) {
+        let mut sample = false;
+        if let RateControl::Minstrel { m, chain, entry, tries } = &mut self.rate {
+            let c = chain.get_or_insert_with(|| {
+                *entry = 0;
+                *tries = 0;
+                m.rates(now)
+            });
+            self.tx = c.entries[*entry].vector;
+            sample = c.sample && *entry == 0;
+        }
+        (self.tx, sample)
+    }
+    /// The A-MPDU of `mpdus` ended at `now` with `acked` of them acknowledged (None: no Block
+    /// Ack): Minstrel-HT learns of it once the chain is settled or used up.
+    fn on_exchange(&mut self, now: Time, mpdus: usize, acked: Option<usize>) {
+        let RateControl::Minstrel { m, chain, entry, tries } = &mut self.rate else { return };
+        let Some(c) = *chain else { return };
+        *tries += 1;
+        let status = |entry, tries, acked| TxStatus { chain: c, entry, tries, mpdus: mpdus as u32, acked: acked as u32 };
+        if let Some(acked) = acked {
+            m.tx_status(now, &status(*entry, *tries, acked));
+            *chain = None;
+        } else if *tries >= c.entries[*entry].tries {
+            if *entry == c.entries.len() - 1 {
+                m.tx_status(now, &status(*entry, *tries, 0));
+                *chain = None;
+            } else {
+                *entry += 1;
+                *tries = 0;
+            }
+        }
+    }
+}
+
+/// The rates the links used: a row each time a link's TxVector changed, Minstrel-HT's samples
+/// of other rates left out (when traced).
+#[derive(Debug, Default)]
+pub struct RateSamples {
+    on: bool,
+    /// (time, sender, receiver, TxVector)
+    pub rows: Vec<(Time, u16, u16, TxVector)>,
+}
+
+impl RateSamples {
+    pub fn enable(&mut self) {
+        self.on = true;
     }
 }
 
@@ -246,6 +317,7 @@ pub struct Hcf {
     /// Exchanges, successes (a Block Ack came), collisions, busy time: as the DCF counts them.
     pub wlan: WlanStats,
     pub stats: HcfStats,
+    pub rates: RateSamples,
 }
 
 fn ac_index(ac: AccessCategory) -> usize {
@@ -282,12 +354,20 @@ impl Hcf {
                 }
             })
             .collect();
-        Hcf { cfg, stations, backoff_rng, error_rng, idle_from: Time::ZERO, has_ap: true, wlan: WlanStats::default(), stats: HcfStats::default() }
+        Hcf { cfg, stations, backoff_rng, error_rng, idle_from: Time::ZERO, has_ap: true, wlan: WlanStats::default(), stats: HcfStats::default(), rates: RateSamples::default() }
     }
 
     /// Station `from`'s frames to `to` go at `tx` and arrive with `snr` (linear).
     pub fn set_link(&mut self, from: usize, to: usize, tx: TxVector, snr: f64) {
         self.stations[from].links[to] = Link::new(tx, snr);
+    }
+
+    /// Station `from`'s frames to `to` go at the rates Minstrel-HT `m` picks (SNR `snr`,
+    /// linear, over the width of `tx`, the link's widest rate).
+    pub fn set_minstrel(&mut self, from: usize, to: usize, m: MinstrelHt, tx: TxVector, snr: f64) {
+        let link = &mut self.stations[from].links[to];
+        *link = Link::new(tx, snr);
+        link.rate = RateControl::Minstrel { m: Box::new(m), chain: None, entry: 0, tries: 0 };
     }
 
     /// The TxVector of station `from`'s frames to `to`.
@@ -478,7 +558,7 @@ impl Hcf {
                 st.collisions += sns.len() as u64;
                 self.stats.mpdus_sent += sns.len() as u64;
                 self.stats.mpdus_failed += sns.len() as u64;
-                self.settle(now, i, q, to, None, out);
+                self.settle(now, i, q, to, sns.len(), None, out);
             }
             self.idle_from = idle;
             return;
@@ -486,8 +566,13 @@ impl Hcf {
         let (i, q, (to, sns, airtime)) = ampdus.into_iter().next().expect("one sender");
         // (No MPDUs: a BlockAckRequest, whose Block Ack reports nothing new.)
         let got = if sns.is_empty() { Vec::new() } else { self.transmit(i, q, to, &sns, now + airtime, out) };
-        self.wlan.successes += 1;
-        self.settle(now, i, q, to, Some(&got), out);
+        // A receiver that got none of the MPDUs sends no Block Ack: the originator times out as
+        // after a collision.
+        let block_ack = sns.is_empty() || !got.is_empty();
+        if block_ack {
+            self.wlan.successes += 1;
+        }
+        self.settle(now, i, q, to, sns.len(), block_ack.then_some(&got[..]), out);
         self.idle_from = idle;
     }
 
@@ -510,7 +595,12 @@ impl Hcf {
             .map(|(to, _)| *to)
             .min()
             .unwrap_or_else(|| queue.waiting.front().expect("a category that fires has work").to);
-        let tx = st.links[to as usize].tx;
+        let link = &mut st.links[to as usize];
+        let (tx, sample) = link.next_tx(now);
+        if self.rates.on && !sample && link.traced != Some(tx) {
+            link.traced = Some(tx);
+            self.rates.rows.push((now, i as u16, to, tx));
+        }
         let agreement = queue.agreements.entry(to).or_insert_with(|| Agreement { scoreboard: Originator::new(window, retry_limit, 0), in_window: BTreeMap::new() });
         // Between exchanges every MPDU in the window is one to retransmit, in window order.
         let start = agreement.scoreboard.window_start();
@@ -577,7 +667,7 @@ impl Hcf {
 
     /// The Block Ack for category `q` of station `i` (None: none came): the scoreboard settles,
     /// discarded MSDUs are reported, the CW is reset or doubled, and the next backoff drawn.
-    fn settle(&mut self, now: Time, i: usize, q: usize, to: u16, got: Option<&[u16]>, out: &mut Vec<MacOutput>) {
+    fn settle(&mut self, now: Time, i: usize, q: usize, to: u16, mpdus: usize, got: Option<&[u16]>, out: &mut Vec<MacOutput>) {
         let bar_after_miss = self.cfg.bar_after_missed_block_ack;
         let station = &mut self.stations[i];
         let queue = &mut station.queues[q];
@@ -605,6 +695,7 @@ impl Hcf {
                 out.push(MacOutput::RetryDrop { pkt: m.pkt });
             }
         }
+        station.links[to as usize].on_exchange(now, mpdus, got.map(<[u16]>::len));
         if got.is_none() && bar_after_miss && agreement.scoreboard.outstanding() > 0 {
             queue.bar_to = Some(to);
         }

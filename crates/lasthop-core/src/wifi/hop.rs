@@ -28,6 +28,13 @@ impl WlanMac {
             WlanMac::Hcf(h) => h.station_stats(i),
         }
     }
+    /// 802.11n/ac/ax: the rates each link used, when traced (None on 802.11b/g).
+    pub fn rate_trace(&mut self) -> Option<&mut super::hcf::RateSamples> {
+        match self {
+            WlanMac::Dcf(_) => None,
+            WlanMac::Hcf(h) => Some(&mut h.rates),
+        }
+    }
     /// An 802.11n/ac/ax member's aggregation and per-category counters (None on 802.11b/g).
     pub fn aggregation_stats(&self, i: usize, end: crate::Time) -> Option<super::hcf::AggregationStats> {
         match self {

@@ -200,6 +200,13 @@ pub fn hop_reports(hops: &mut [HopSlot], names: &[String], end: Time, tables: &m
                 tables.push(wlan_queue_table(&w.name, node, t, n));
             }
         }
+        if let Some(rates) = w.mac.rate_trace() {
+            let rows = std::mem::take(&mut rates.rows);
+            if !rows.is_empty() {
+                let member = |i: u16| names[slot.nodes[i as usize] as usize].clone();
+                tables.push(wlan_rate_table(&w.name, &rows, member));
+            }
+        }
         let st = w.mac.stats();
         r.wlans.push(WlanReport {
             name: w.name.clone(),
@@ -267,6 +274,20 @@ fn wlan_queue_table(wlan: &str, node: &str, time_ns: Vec<u64>, packets: Vec<u64>
     let mut t = Table::new(format!("wlan/{wlan}/{node}"));
     t.push("time_s", Column::F64(time_ns.iter().map(|&x| x as f64 / 1e9).collect()));
     t.push("packets", Column::U64(packets));
+    t
+}
+
+/// `wlan/<wlan>/rates`: a row each time a link's TxVector changed (its first included).
+fn wlan_rate_table(wlan: &str, rows: &[(Time, u16, u16, lasthop_core::wifi::ppdu::TxVector)], member: impl Fn(u16) -> String) -> Table {
+    let mut t = Table::new(format!("wlan/{wlan}/rates"));
+    t.push("time_s", Column::F64(rows.iter().map(|r| r.0 .0 as f64 / 1e9).collect()));
+    t.push("from", Column::Str(rows.iter().map(|r| member(r.1)).collect()));
+    t.push("to", Column::Str(rows.iter().map(|r| member(r.2)).collect()));
+    t.push("mcs", Column::U64(rows.iter().map(|r| r.3.mcs as u64).collect()));
+    t.push("streams", Column::U64(rows.iter().map(|r| r.3.streams as u64).collect()));
+    t.push("width_mhz", Column::U64(rows.iter().map(|r| r.3.width as u64).collect()));
+    t.push("guard_interval_ns", Column::U64(rows.iter().map(|r| r.3.guard_interval as u64).collect()));
+    t.push("rate_mbps", Column::F64(rows.iter().map(|r| r.3.data_rate_bps() / 1e6).collect()));
     t
 }
 

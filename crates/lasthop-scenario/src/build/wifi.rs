@@ -6,7 +6,10 @@ use lasthop_core::wifi::hcf::{Hcf, HcfConfig};
 use lasthop_core::wifi::hop::WlanMac;
 use lasthop_core::wifi::errors::{default_rx_threshold_dbm, ErrorModel, Shadowing};
 use lasthop_core::wifi::phy::Phy;
-use crate::{band_of, snr_db_of, tx_vector_of, Preamble, SlotTime, WifiErrors, WifiStandard, Wlan, DEFAULT_MAX_AMPDU};
+use crate::{band_of, link_snr_db, link_tx_vector, tx_vector_of, Preamble, RateControl, SlotTime, WifiErrors, WifiStandard, Wlan, DEFAULT_MAX_AMPDU};
+use lasthop_core::wifi::minstrel::MinstrelHt;
+use lasthop_core::wifi::ppdu::TxVector;
+use lasthop_core::Time;
 use lasthop_core::units::QueueLimit;
 use lasthop_core::rng::RngStreams;
 
@@ -61,11 +64,24 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
         bar_after_missed_block_ack: w.bar_after_missed_block_ack.unwrap_or(false),
     };
     let members = w.members();
-    let stations = members
-        .iter()
-        .map(|m| (tx_vector_of(w, m).expect("validated"), lasthop_core::wifi::radio::linear(snr_db_of(w, m))))
-        .collect();
+    let linear = lasthop_core::wifi::radio::linear;
+    let stations = members.iter().map(|m| (tx_vector_of(w, m).expect("validated"), linear(link_snr_db(w, m, m)))).collect();
     let mut h = Hcf::new(cfg, stations, rng.stream(&format!("wlan/{}/backoff", w.name)), rng.stream(&format!("wlan/{}/errors", w.name)));
+    let mut sample_tables = rng.stream(&format!("wlan/{}/minstrel", w.name));
+    for (i, from) in members.iter().enumerate() {
+        for (j, to) in members.iter().enumerate().filter(|(j, _)| *j != i) {
+            let snr = linear(link_snr_db(w, from, to));
+            let tx = link_tx_vector(w, from, to).expect("validated");
+            match w.rate_control.unwrap_or_default() {
+                RateControl::Constant => h.set_link(i, j, tx, snr),
+                RateControl::MinstrelHt => {
+                    let widest = TxVector { mcs: 0, ..tx };
+                    let m = MinstrelHt::new(minstrel_candidates(&widest), MINSTREL_MPDU_BYTES, Time::ZERO, &mut sample_tables);
+                    h.set_minstrel(i, j, m, widest, snr);
+                }
+            }
+        }
+    }
     if w.ap.is_none() {
         h.no_access_point();
     }
@@ -73,8 +89,29 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
         for i in 0..members.len() {
             h.queue_trace(i).enable();
         }
+        h.rates.enable();
     }
     h
+}
+
+/// The MPDU size Minstrel-HT's durations are computed for: Linux's AVG_PKT_SIZE of 1200 B plus
+/// LLC/SNAP, the QoS header and FCS.
+const MINSTREL_MPDU_BYTES: u64 = 1200 + 8 + 30;
+
+/// The rates Minstrel-HT chooses among on a link whose widest rate is `widest`: every MCS of
+/// every width up to its width, stream count up to its streams and guard interval from the
+/// longest down to its (as a station advertises them in its capabilities).
+fn minstrel_candidates(widest: &TxVector) -> Vec<TxVector> {
+    let a = widest.amendment;
+    let mut out = Vec::new();
+    for &width in a.widths().iter().filter(|&&x| x <= widest.width) {
+        for &gi in a.guard_intervals().iter().filter(|&&g| g >= widest.guard_interval) {
+            for streams in 1..=widest.streams {
+                out.extend((0..=a.max_mcs()).filter_map(|mcs| TxVector::new(a, mcs, streams, width, gi, widest.band).ok()));
+            }
+        }
+    }
+    out
 }
 
 pub fn build_dcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Dcf {
