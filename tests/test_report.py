@@ -625,3 +625,73 @@ def test_the_last_time_of_a_trace_is_found_past_empty_row_groups(tmp_path):
     f = pq.ParquetFile(tmp_path / "t.parquet")
     assert f.metadata.num_row_groups == 2 and f.metadata.row_group(1).num_rows == 0
     assert _last_time(f) == 2.5
+
+
+MODERN_WLAN = """
+[simulation]
+duration = "3s"
+[[nodes]]
+name = "AP"
+[[nodes]]
+name = "S1"
+[[nodes]]
+name = "S2"
+[[wlans]]
+name = "bss"
+standard = "802.11ac"
+ap = "AP"
+stations = ["S1", "S2"]
+rate_control = "minstrel_ht"
+positions = { AP = [0.0, 0.0], S1 = [5.0, 0.0], S2 = [40.0, 0.0] }
+[[flows]]
+name = "down"
+src = "AP"
+dst = "S1"
+app = { type = "cbr", size = "1472B", interval = "100us" }
+[[flows]]
+name = "call"
+src = "S2"
+dst = "AP"
+dscp = 46
+app = { type = "cbr", size = "160B", interval = "20ms" }
+[probes]
+queues = ["bss"]
+"""
+
+
+def test_aggregating_wlans_get_ampdu_rate_and_access_category_panels(tmp_path):
+    scenario = tmp_path / "modern.toml"
+    scenario.write_text(MODERN_WLAN)
+    d = tmp_path / "out"
+    r = lasthop_cli("run", str(scenario), "--out", str(d), "-q")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((d / "summary.json").read_text())
+    members = {m["node"]: m for m in summary["wlans"][0]["members"]}
+    charts = _by_id(d)
+    # A-MPDU sizes: per member, the histogram of summary.json's aggregation (bins with A-MPDUs).
+    ampdu = charts["ampdu_bss"]
+    # (S1 only receives: no bars of its own.)
+    assert ampdu["kind"] == "bars" and ampdu["members"] == ["AP", "S2"]
+    for i, node in enumerate(ampdu["members"]):
+        assert sum(c["values"][i] for c in ampdu["counters"]) == members[node]["aggregation"]["ampdus"]
+    assert f"AP {100 * members['AP']['aggregation']['airtime_share']:.1f} % of the time on the air" in ampdu["caption"]
+    # PHY rates: one step series per link that sent, ending on the rate table's last row for it.
+    rates = charts["rates_bss"]
+    index = json.loads((d / "traces" / "index.json").read_text())
+    stem = next(s for s, n in index.items() if n == "wlan/bss/rates")
+    table = pq.read_table(d / "traces" / f"{stem}.parquet").to_pylist()
+    names = [s["name"] for s in rates["panels"][0]["series"]]
+    assert sorted(names) == ["AP→S1", "S2→AP"]
+    for s in rates["panels"][0]["series"]:
+        last = [row for row in table if f"{row['from']}→{row['to']}" == s["name"]][-1]
+        assert s["y"][-1] == pytest.approx(last["rate_mbps"] * 1e6, rel=1e-3)
+    # The call (EF) goes in AC_VO at S2, the download in AC_BE at the AP: both in the EDCA table.
+    page_text = (d / "report.html").read_text()
+    assert "bss: access categories (EDCA)" in page_text
+    assert [a["ac"] for a in members["S2"]["aggregation"]["access_categories"]] == ["AC_VO"]
+    assert [a["ac"] for a in members["AP"]["aggregation"]["access_categories"]] == ["AC_BE"]
+    # `lasthop report` reads the directory back (its rate table checked as one) to the same page.
+    before = (d / "report.html").read_bytes()
+    r = lasthop_cli("report", str(d))
+    assert r.returncode == 0, r.stderr
+    assert (d / "report.html").read_bytes() == before

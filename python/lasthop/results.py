@@ -448,7 +448,14 @@ def run_damage(d: Path) -> str | None:
 # Columns every table of a kind has (what readers rely on): by the table name's first part.
 _REQUIRED_COLUMNS = {"intervals": ("flow", "t_start_s"), "delay_cdf": ("flow", "quantile", "delay_ms"),
                      "tcp": ("time_s",), "queue": ("time_s", "packets"), "wlan": ("time_s", "packets"),
-                     "packets": ("pkt_seq", "sent_s")}
+                     "wlan rates": ("time_s", "from", "to", "mcs", "rate_mbps"), "packets": ("pkt_seq", "sent_s")}
+_TEXT_COLUMNS = {"flow", "from", "to"}
+
+
+def _table_kind(name: str) -> str:
+    """The kind of table `name` is (what `_REQUIRED_COLUMNS` is keyed by): its first part, but
+    "wlan rates" for wlan/<name>/rates."""
+    return "wlan rates" if name.startswith("wlan/") and name.endswith("/rates") else name.split("/")[0]
 
 
 def table_files(d: Path) -> dict[str, Path]:
@@ -481,7 +488,7 @@ def _check_table(name: str, path: Path) -> None:
         schema = pq.read_schema(path)
     except Exception as e:  # noqa: BLE001 - pyarrow's errors for a file that is no Parquet vary
         raise OutputError(f"{path}: not a Parquet file lasthop wrote ({type(e).__name__}); {damaged}") from None
-    kind = name.split("/")[0]
+    kind = _table_kind(name)
     required = _REQUIRED_COLUMNS.get(kind, ())
     missing = [c for c in required if c not in schema.names]
     if missing:
@@ -489,7 +496,7 @@ def _check_table(name: str, path: Path) -> None:
     # The intervals table is numbers throughout but for its flow names.
     for c in schema.names if kind == "intervals" else required:
         t = schema.field(c).type
-        text = c == "flow"
+        text = c in _TEXT_COLUMNS
         if text != (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)) or \
                 (not text and not (pa.types.is_integer(t) or pa.types.is_floating(t))):
             raise OutputError(f"{path}: column {c} is {t}, not the {'text' if text else 'numbers'} of the {kind} table; {damaged}")

@@ -189,6 +189,8 @@ class _RunFigures:
         self.tcp_traces = self._tcp_traces()
         self.queue_traces = self._queue_traces()
         self.wlans = [w for w in self.s.get("wlans") or [] if w.get("members")]
+        self.aggregating = [w for w in self.wlans if any((m.get("aggregation") or {}).get("ampdus") for m in w["members"])]
+        self.rate_traces = self._rate_traces()
 
     def planned(self) -> list[tuple[str, Callable[[], dict]]]:
         """(what it shows, its chart) of each figure this run has data for, in the page's order."""
@@ -204,6 +206,8 @@ class _RunFigures:
         if self.queue_traces[0]:
             out.append(("queue lengths", self.queues_chart))
         out += [(f"802.11 MAC counters of WLAN {w['name']}", functools.partial(self.mac_chart, w)) for w in self.wlans]
+        out += [(f"A-MPDU sizes and airtime of WLAN {w['name']}", functools.partial(self.ampdu_chart, w)) for w in self.aggregating]
+        out += [(f"PHY rates of WLAN {name}", functools.partial(self.rates_chart, name, links)) for name, links in self.rate_traces]
         return out
 
     @functools.cached_property
@@ -246,7 +250,7 @@ class _RunFigures:
     def _queue_traces(self) -> tuple[list, list]:
         """(drawn, named only): queues that held QUEUE_SHOWN packets, reduced, and the others."""
         shown, small = [], []
-        for t in [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/"))]:
+        for t in [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/")) and not t.endswith("/rates")]:
             reduced = self.data.reduced(t, ["packets"], self.t_end, step=True).get("packets")
             # An envelope's highest values cover every sample: the peak of the whole trace.
             with self.data.reading(t):
@@ -256,6 +260,23 @@ class _RunFigures:
             else:
                 small.append((t, None, peak))
         return shown, small
+
+    def _rate_traces(self) -> list[tuple[str, list[tuple[str, envelope.Raw | envelope.Envelope]]]]:
+        """Per probed 802.11n/ac/ax WLAN: (its name, (link "from→to", its PHY rate in b/s as a step
+        series) per link), from its wlan/<name>/rates table (a row per change)."""
+        out = []
+        for t in [t for t in self.data.trace_names if t.startswith("wlan/") and t.endswith("/rates")]:
+            c = self.data.columns(t, ["time_s", "from", "to", "rate_mbps"])
+            link = np.char.add(np.char.add(c["from"].astype(str), "→"), c["to"].astype(str))
+            series = []
+            for name in dict.fromkeys(link):
+                m = link == name
+                ts, ys = c["time_s"][m], c["rate_mbps"][m] * 1e6
+                # The rate holds until the run's end: repeat the last value there.
+                ts, ys = np.append(ts, self.t_end), np.append(ys, ys[-1])
+                series.append((name, envelope.reduce(ts, ys, self.t_end, step=True)))
+            out.append((t[len("wlan/"):-len("/rates")], series))
+        return out
 
     # Each figure as a chart (lasthop.report.charts): drawn by the page (charts.js) and for
     # --png by render.py.
@@ -313,6 +334,25 @@ class _RunFigures:
         return charts.bars_figure(f"mac_{wlan['name']}", _plain_title(self.s, what), _mac_caption(what, wlan),
                                   [m["node"] for m in members], counters, "frames")
 
+    def ampdu_chart(self, wlan: dict) -> dict:
+        members = [m for m in wlan["members"] if (m.get("aggregation") or {}).get("ampdus")]
+        bins = ["1", "2-3", "4-7", "8-15", "16-31", "32-63", "64-127", "128-255", "256"]
+        used = [k for k in range(len(bins)) if any(m["aggregation"]["ampdu_size_histogram"][k] for m in members)]
+        palette = charts.PALETTE
+        counters = [(f"{bins[k]} MPDU{'s' if k else ''}", palette[i % len(palette)], [m["aggregation"]["ampdu_size_histogram"][k] for m in members])
+                    for i, k in enumerate(used)]
+        what = f"A-MPDU sizes and airtime of WLAN {wlan['name']}"
+        return charts.bars_figure(f"ampdu_{wlan['name']}", _plain_title(self.s, what), _ampdu_caption(what, members),
+                                  [m["node"] for m in members], counters, "A-MPDUs")
+
+    def rates_chart(self, name: str, links: list) -> dict:
+        lines = [charts.series(link, charts.PALETTE[i % len(charts.PALETTE)], r, step=True) for i, (link, r) in enumerate(links)]
+        what = f"PHY rates of WLAN {name}"
+        caption = (f"{what}: the data rate each link sent its A-MPDUs at (its MCS, streams, width and guard interval), "
+                   "from the run's rate table (Minstrel-HT's samples of other rates left out)")
+        return charts.time_figure(f"rates_{name}", _plain_title(self.s, what), caption, self.t_end,
+                                  [charts.panel("PHY rate", "b/s", lines)])
+
     @functools.cached_property
     def groups(self) -> list[list[str]]:
         return rate_groups({f: float(np.nanmax(d["throughput_rx_bps"], initial=0.0)) for f, d in self.iv.items()})
@@ -365,6 +405,16 @@ def _mac_caption(what: str, wlan: dict) -> str:
             + (f", channel busy {100 * busy:.1f} % of the time" if busy is not None else ""))
 
 
+def _ampdu_caption(what: str, members: list[dict]) -> str:
+    parts = []
+    for m in members:
+        a = m["aggregation"]
+        mean = a["mpdus"] / a["ampdus"] if a["ampdus"] else 0.0
+        parts.append(f"{m['node']} {100 * a['airtime_share']:.1f} % of the time on the air, {mean:.1f} MPDUs per A-MPDU"
+                     + (f", {a['block_ack_requests']} BlockAckRequests" if a["block_ack_requests"] else ""))
+    return f"{what}: A-MPDUs sent per member by the number of MPDUs they held; " + "; ".join(parts)
+
+
 TCP_WINDOWS = [("cwnd_bytes", "cwnd", "tab:blue"), ("ssthresh_bytes", "ssthresh", "tab:orange"),
                ("peer_window_bytes", "advertised window", "tab:green")]
 _MANY = (f"; a panel of more than {MANY_FLOWS} flows shows their median at each interval (the line) and the band from the "
@@ -402,9 +452,15 @@ def _wlan_tables(s: dict) -> str:
         members = w.get("members") or []
         if not members:
             continue
-        keys = [k for k in members[0] if k != "node"]
+        keys = [k for k in members[0] if k not in ("node", "aggregation")]
         rows = [[m["node"], *(f"{m.get(k)}" for k in keys)] for m in members]
         out.append(f"<p>WLAN {html.escape(w['name'])}</p>" + page.table(["node", *(k.replace("_", " ") for k in keys)], rows))
+        ac_rows = [[m["node"], a["ac"], f"{a['enqueued']}", f"{a['queue_drops']}", f"{a['sent']}",
+                    eng(None if a.get("mean_access_delay_ms") is None else a["mean_access_delay_ms"] / 1e3, "s"), f"{a['max_queue_packets']}"]
+                   for m in members for a in (m.get("aggregation") or {}).get("access_categories", [])]
+        if ac_rows:
+            out.append(f"<p>WLAN {html.escape(w['name'])}: access categories (EDCA)</p>"
+                       + page.table(["node", "AC", "enqueued", "queue drops", "sent", "mean access delay", "max queue"], ac_rows, numeric_from=2))
     for c in s.get("wcdma") or []:
         keys = [k for k in c if k != "name"]
         out.append(f"<p>W-CDMA {html.escape(str(c['name']))}</p>" + page.table([k.replace("_", " ") for k in keys],
