@@ -57,6 +57,10 @@ CASES: dict[str, tuple[str, list[str], str, list[str], float]] = {
     # its receiver ACKs as the simulator's (EMULATION.md): with and without SAP-LAW.
     "home-sack-clear-psh": ("home", HOME60 + ["flows.ftp.tcp.sack=true"], "ftp", ["game-down", "chat-down"], 20.0),
     "home-saplaw-clear-psh": ("home", HOME60 + ["flows.ftp.tcp.sack=true", "wlans.home.sap_law.capacity=18Mbps"], "ftp", ["game-down", "chat-down"], 20.0),
+    # Today's home (scenarios/home-ac.toml): 802.11ac, Minstrel-HT, CUBIC with SACK beside a game
+    # and an EF call; the channel at 20 MHz (~60 Mb/s of goodput), within what the emulator
+    # carries on two cores.
+    "home-ac-cubic": ("home-ac", ["simulation.duration=60s", "wlans.home.width=20"], "download", ["game-down", "call-down"], 10.0),
 }
 
 # Flags of `lasthop emu run` only, per case.

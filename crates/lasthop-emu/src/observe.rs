@@ -71,6 +71,8 @@ pub struct ObservedFlow {
     pub src: u32,
     pub dst: u32,
     pub port: u16,
+    /// The scenario's DSCP of the flow (`dscp`), for the hops that classify by it.
+    pub dscp: u8,
     pub start: Time,
     pub stop: Time,
     pub forward: FlowMeter,
@@ -167,6 +169,7 @@ impl Observer {
                     src: topo.index(f.src.get_ref()).expect("validated") as u32,
                     dst: topo.index(f.dst.get_ref()).expect("validated") as u32,
                     port: FLOW_PORT + i as u16,
+                    dscp: f.dscp,
                     start: Time(f.start.0),
                     stop: Time(f.stop.map_or(end.0, |s| s.0.min(end.0))),
                     forward,

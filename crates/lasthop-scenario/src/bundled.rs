@@ -7,6 +7,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("saturation", include_str!("../../../scenarios/saturation.toml")),
     ("wcdma", include_str!("../../../scenarios/wcdma.toml")),
     ("hetperf", include_str!("../../../scenarios/hetperf.toml")),
+    ("home-ac", include_str!("../../../scenarios/home-ac.toml")),
 ];
 
 /// The TOML text of a bundled scenario.

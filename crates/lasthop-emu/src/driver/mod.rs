@@ -428,8 +428,14 @@ impl Driver {
         }
         let slot = &self.arena.slots[id as usize];
         let (dst, bytes, class, flow) = (slot.dst, slot.len as u32, slot.class, slot.key);
-        // The DSCP the packet carries (the IPv4 header's TOS byte): an 802.11n/ac/ax WLAN's AC.
-        let dscp = slot.buf.get(1).map_or(0, |tos| tos >> 2);
+        // The DSCP the packet carries (the IPv4 header's TOS byte), or where it carries none the
+        // scenario's for its flow (as a host marking its flow's packets would: both directions,
+        // as the simulator marks them): an 802.11n/ac/ax WLAN's access category.
+        let carried = slot.buf.get(1).map_or(0, |tos| tos >> 2);
+        let dscp = match self.observer.flows.get(slot.tag.flow as usize) {
+            Some(f) if carried == 0 => f.dscp,
+            _ => carried,
+        };
         let Egress::Hop { hop, from, to } = self.net.route(node, dst) else {
             self.stats.unroutable += 1;
             self.arena.release(id);
