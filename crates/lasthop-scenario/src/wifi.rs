@@ -142,7 +142,8 @@ pub struct Wlan {
     pub retry_short: u32,
     #[serde(default = "default_retry_long")]
     pub retry_long: u32,
-    /// MSDUs longer than this are sent after RTS/CTS (default: never).
+    /// MSDUs longer than this are sent after RTS/CTS (default: never); on 802.11n/ac/ax, A-MPDUs
+    /// (PSDUs) longer than this.
     #[serde(default)]
     pub rts_threshold: Option<Bytes>,
     /// Count the 8-byte LLC/SNAP header (real stacks, ns-3); false matches ns-2.
@@ -535,7 +536,6 @@ impl Scenario {
             ("station_rates", !w.station_rates.is_empty(), "station_mcs"),
             ("preamble", w.preamble != Preamble::Long, "the amendment's own preamble"),
             ("slot", w.slot != SlotTime::Short, "the 9 µs slot of OFDM"),
-            ("rts_threshold", w.rts_threshold.is_some(), "no RTS/CTS (not modelled yet for A-MPDUs)"),
             ("errors", !matches!(w.errors, WifiErrors::Ideal), "snr_db and station_snr_db (errors per MPDU from the SNR)"),
             ("aqm", w.aqm != Aqm::Droptail, "drop-tail queues per access category (AP queueing models are not built yet)"),
             ("ap_aqm", w.ap_aqm.is_some_and(|a| a != Aqm::Droptail), "drop-tail queues per access category"),

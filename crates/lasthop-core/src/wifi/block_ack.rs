@@ -106,6 +106,16 @@ impl Originator {
         out
     }
 
+    /// The last A-MPDU never went on the air (its RTS got no CTS): its MPDUs are to send again,
+    /// their attempts unchanged.
+    pub fn not_sent(&mut self) {
+        for slot in self.slots.iter_mut() {
+            if let Slot::InFlight(retries) = *slot {
+                *slot = Slot::Retransmit(retries);
+            }
+        }
+    }
+
     /// The Block Ack for the last A-MPDU: `acked(sn)` for each of its MPDUs; or `None` when no
     /// Block Ack came (every one of them failed).
     pub fn on_block_ack(&mut self, acked: Option<&dyn Fn(u16) -> bool>) -> Settled {

@@ -61,6 +61,7 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
         queue_packets: packets(w.queue),
         ap_queue_packets: packets(w.ap_queue.unwrap_or(w.queue)),
         control_rate_mbps: 24,
+        rts_threshold: w.rts_threshold.map_or(u64::MAX, |b| b.0),
         bar_after_missed_block_ack: w.bar_after_missed_block_ack.unwrap_or(false),
     };
     let members = w.members();
