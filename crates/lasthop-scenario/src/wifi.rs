@@ -202,6 +202,11 @@ pub struct Wlan {
     /// 802.11n/ac/ax with `positions`: the receivers' noise figure, dB (default 7, ns-3's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_figure_db: Option<f64>,
+    /// 802.11n/ac/ax: members of an older standard than the WLAN's (e.g. { laptop = "802.11n" }
+    /// in an 802.11ax cell): their links run that amendment (its MCSs, widths up to its widest,
+    /// its guard intervals, a 64-MPDU Block Ack window).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub station_standard: BTreeMap<String, WifiStandard>,
     /// 802.11n/ac/ax: the receivers' maximum A-MPDU length (default "65535B").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ampdu: Option<Bytes>,
@@ -421,6 +426,7 @@ fn validate_legacy_rates(wid: &str, w: &Wlan, p: &mut Vec<String>) {
         ("station_snr_db", !w.station_snr_db.is_empty()),
         ("max_ampdu", w.max_ampdu.is_some()),
         ("bar_after_missed_block_ack", w.bar_after_missed_block_ack.is_some()),
+        ("station_standard", !w.station_standard.is_empty()),
         ("rate_control", w.rate_control.is_some()),
         ("tx_power_dbm", w.tx_power_dbm.is_some()),
         ("path_loss_exponent", w.path_loss_exponent.is_some()),
@@ -495,12 +501,26 @@ pub fn tx_vector_of(w: &Wlan, m: &str) -> Result<lasthop_core::wifi::ppdu::TxVec
 pub fn link_tx_vector(w: &Wlan, from: &str, to: &str) -> Result<lasthop_core::wifi::ppdu::TxVector, (String, String)> {
     use lasthop_core::wifi::ppdu::{TxVector, TxVectorError};
     let m = from;
-    let a = w.standard.amendment().expect("an 802.11n/ac/ax WLAN");
-    let width = width_of(w);
+    let cell = w.standard.amendment().expect("an 802.11n/ac/ax WLAN");
+    // A link runs the older amendment of its two ends (`station_standard`), at the widest width
+    // and the guard interval of the cell that amendment has (else 800 ns).
+    let a = [from, to].iter().filter_map(|x| w.station_standard.get(*x).and_then(|s| s.amendment())).fold(cell, |a, b| if (b as u8) < (a as u8) { b } else { a });
+    let older = a != cell;
     let gi = w.guard_interval.map(|d| d.0).unwrap_or(800);
-    let gi16 = u16::try_from(gi).unwrap_or(u16::MAX);
+    let mut gi16 = u16::try_from(gi).unwrap_or(u16::MAX);
+    let mut width = width_of(w);
+    if older {
+        width = a.widths().iter().copied().filter(|&x| x <= width).max().unwrap_or(20);
+        if !a.guard_intervals().contains(&gi16) {
+            gi16 = 800;
+        }
+    }
     let streams = w.streams.unwrap_or(1);
-    let given = w.station_mcs.get(m).copied().or(w.mcs);
+    let mut given = w.station_mcs.get(m).copied().or(w.mcs);
+    if older && !w.station_mcs.contains_key(m) {
+        // The cell's MCS, as far as the older amendment has it at this width.
+        given = given.and_then(|g| (0..=g.min(a.max_mcs())).rev().find(|&x| TxVector::new(a, x, streams, width, gi16, band_of(w)).is_ok()));
+    }
     let mcs_field = if w.station_mcs.contains_key(m) { format!("station_mcs.{m}") } else { "mcs".to_string() };
     let field_of = |e: &TxVectorError| match e {
         TxVectorError::Mcs { .. } | TxVectorError::VhtCombination { .. } => mcs_field.clone(),
@@ -564,6 +584,24 @@ impl Scenario {
                 if reported.insert(field.clone()) {
                     p.push(format!("{wid}.{field}: {why}"));
                 }
+            }
+        }
+        for (name, st) in &w.station_standard {
+            let name_of = |s: &WifiStandard| match s {
+                WifiStandard::B => "802.11b",
+                WifiStandard::G => "802.11g",
+                WifiStandard::N => "802.11n",
+                WifiStandard::Ac => "802.11ac",
+                WifiStandard::Ax => "802.11ax",
+            };
+            if !members.contains(&name.as_str()) {
+                p.push(format!("{wid}.station_standard names {name:?}, which is not a member of this WLAN"));
+            } else if st.amendment().is_none() {
+                p.push(format!("{wid}.station_standard.{name}: {} stations in an {std} cell are not modelled; valid: 802.11n, 802.11ac or 802.11ax up to the cell's {std}", name_of(st)));
+            } else if (st.amendment().unwrap() as u8) > (w.standard.amendment().unwrap() as u8) {
+                p.push(format!("{wid}.station_standard.{name}: {} is newer than the cell's {std}; valid: 802.11n up to {std}", name_of(st)));
+            } else if *st == WifiStandard::Ac && band_of(w) != lasthop_core::wifi::ppdu::Band::Ghz5 {
+                p.push(format!("{wid}.station_standard.{name}: 802.11ac runs at 5 GHz only; this cell is at {}", band_of(w).name()));
             }
         }
         if w.rate_control == Some(RateControl::MinstrelHt) {

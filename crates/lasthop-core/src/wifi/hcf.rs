@@ -56,7 +56,8 @@ pub struct HcfConfig {
     pub band: Band,
     /// The receivers' maximum A-MPDU length, bytes.
     pub max_ampdu_bytes: u64,
-    /// Block Ack agreements' window: 64 (HT, VHT) or 256 (HE).
+    /// Block Ack agreements' window: 64 (HT, VHT) or 256 (HE); an agreement between a
+    /// non-HE station and an HE one has 64.
     pub ba_window: u16,
     /// Attempts of an MPDU before it is discarded.
     pub retry_limit: u32,
@@ -84,7 +85,11 @@ impl HcfConfig {
     /// A compressed Block Ack (32 B; 56 B for a 256-MPDU window) as a non-HT OFDM PPDU: 20 µs of
     /// preamble and SIGNAL, 4 µs symbols, the signal extension at 2.4 GHz.
     pub fn block_ack_time(&self) -> Duration {
-        self.control_frame_time(if self.ba_window > 64 { 56 } else { 32 })
+        self.block_ack_time_of(self.ba_window)
+    }
+    /// The compressed Block Ack of an agreement of `window` MPDUs.
+    pub fn block_ack_time_of(&self, window: u16) -> Duration {
+        self.control_frame_time(if window > 64 { 56 } else { 32 })
     }
     /// RTS (20 B), SIFS, CTS (14 B) and SIFS before a protected A-MPDU, at the control rate.
     pub fn protection_time(&self) -> Duration {
@@ -238,11 +243,13 @@ struct Link {
     rate: RateControl,
     /// The last TxVector (not a sample) put in [`Hcf::rates`].
     traced: Option<TxVector>,
+    /// The Block Ack agreement's window (set by the Hcf from its amendment).
+    window: u16,
 }
 
 impl Link {
-    fn new(tx: TxVector, snr: f64) -> Link {
-        Link { tx, snr, width: tx.width, last_success: (0, tx, 0.0), rate: RateControl::Constant, traced: None }
+    fn new(tx: TxVector, snr: f64, window: u16) -> Link {
+        Link { tx, snr, width: tx.width, last_success: (0, tx, 0.0), rate: RateControl::Constant, traced: None, window }
     }
     fn frame_success(&mut self, bytes: u64) -> f64 {
         if self.last_success.0 != bytes || self.last_success.1 != self.tx {
@@ -284,6 +291,16 @@ impl Link {
                 *tries = 0;
             }
         }
+    }
+}
+
+/// The Block Ack window of a link whose frames go at `tx`: the BSS's, or 64 where either end is
+/// not HE (an HT or VHT station in an HE BSS).
+fn agreement_window(cfg: &HcfConfig, tx: &TxVector) -> u16 {
+    if tx.amendment == super::ppdu::Amendment::He {
+        cfg.ba_window
+    } else {
+        cfg.ba_window.min(64)
     }
 }
 
@@ -362,7 +379,7 @@ impl Hcf {
             .map(|(i, (tx, snr))| {
                 let role = if i == 0 { Role::AccessPoint } else { Role::Station };
                 Station {
-                    links: (0..n).map(|_| Link::new(tx, snr)).collect(),
+                    links: (0..n).map(|_| Link::new(tx, snr, agreement_window(&cfg, &tx))).collect(),
                     queues: AccessCategory::ALL.map(|ac| Queue {
                         params: EdcaParams::wmm_default(ac, role),
                         waiting: VecDeque::new(),
@@ -385,14 +402,15 @@ impl Hcf {
 
     /// Station `from`'s frames to `to` go at `tx` and arrive with `snr` (linear).
     pub fn set_link(&mut self, from: usize, to: usize, tx: TxVector, snr: f64) {
-        self.stations[from].links[to] = Link::new(tx, snr);
+        self.stations[from].links[to] = Link::new(tx, snr, agreement_window(&self.cfg, &tx));
     }
 
     /// Station `from`'s frames to `to` go at the rates Minstrel-HT `m` picks (SNR `snr`,
     /// linear, over the width of `tx`, the link's widest rate).
     pub fn set_minstrel(&mut self, from: usize, to: usize, m: MinstrelHt, tx: TxVector, snr: f64) {
+        let window = agreement_window(&self.cfg, &tx);
         let link = &mut self.stations[from].links[to];
-        *link = Link::new(tx, snr);
+        *link = Link::new(tx, snr, window);
         link.rate = RateControl::Minstrel { m: Box::new(m), chain: None, entry: 0, tries: 0 };
     }
 
@@ -568,12 +586,16 @@ impl Hcf {
                 (i, q, self.compose(now, i, q, limit, true, out).expect("the first A-MPDU of a TXOP always goes"))
             })
             .collect();
-        let (sifs, ba) = (self.cfg.sifs(), self.cfg.block_ack_time());
+        let sifs = self.cfg.sifs();
         if ampdus.len() > 1 {
             // Each sends its A-MPDU, or only its RTS; the medium is idle again after the longest
             // and the responses' timeout.
             let (rts, cts) = (self.cfg.rts_time(), self.cfg.cts_time());
-            let idle = ampdus.iter().map(|(_, _, p)| now + if p.3 { rts + sifs + cts } else { p.2 + sifs + ba }).max().expect("senders");
+            let idle = ampdus
+                .iter()
+                .map(|(i, _, p)| now + if p.3 { rts + sifs + cts } else { p.2 + sifs + self.block_ack_time(*i, p.0) })
+                .max()
+                .expect("senders");
             self.wlan.busy_ns += (idle - now).0;
             self.wlan.collisions += 1;
             for (i, q, (to, sns, airtime, protected)) in ampdus {
@@ -603,7 +625,7 @@ impl Hcf {
         } else {
             now
         };
-        let idle = start + airtime + sifs + ba;
+        let idle = start + airtime + sifs + self.block_ack_time(i, to);
         let mut acked = self.exchange(start, i, q, to, &sns, airtime, out);
         // A TXOP limit lets the holder go on, SIFS after each Block Ack, while the next A-MPDU
         // and its Block Ack fit in what is left of it; a failure ends the TXOP.
@@ -611,7 +633,7 @@ impl Hcf {
         let mut end = idle;
         while acked && !sns.is_empty() && txop > Duration::ZERO {
             let start = end + sifs;
-            let Some(left) = txop.0.checked_sub((start - now).0 + sifs.0 + ba.0) else { break };
+            let Some(left) = txop.0.checked_sub((start - now).0 + sifs.0 + self.cfg.block_ack_time().0) else { break };
             let queue = &self.stations[i].queues[q];
             if queue.waiting.is_empty() && !queue.agreements.values().any(|a| a.scoreboard.outstanding() > 0) {
                 break;
@@ -621,10 +643,15 @@ impl Hcf {
             self.wlan.exchanges += 1;
             self.stats.txop_continuations += 1;
             acked = self.exchange(start, i, q, to, &sns, airtime, out);
-            end = start + airtime + sifs + ba;
+            end = start + airtime + sifs + self.block_ack_time(i, to);
         }
         self.wlan.busy_ns += (end - now).0;
         self.idle_from = end;
+    }
+
+    /// The Block Ack of station `i`'s agreement with `to` (its window's size).
+    fn block_ack_time(&self, i: usize, to: u16) -> Duration {
+        self.cfg.block_ack_time_of(self.stations[i].links[to as usize].window)
     }
 
     /// The longest first PPDU of a TXOP of category `q` of station `i`: with a TXOP limit, what
@@ -690,7 +717,7 @@ impl Hcf {
             return Some((to, Vec::new(), self.cfg.block_ack_request_time(), false));
         }
         let rts_threshold = self.cfg.rts_threshold;
-        let (window, max_bytes, retry_limit) = (self.cfg.ba_window, self.cfg.max_ampdu_bytes, self.cfg.retry_limit);
+        let (max_bytes, retry_limit) = (self.cfg.max_ampdu_bytes, self.cfg.retry_limit);
         let st = &mut self.stations[i];
         let queue = &mut st.queues[q];
         // A receiver with MPDUs to retransmit first; else the head MSDU's.
@@ -702,6 +729,7 @@ impl Hcf {
             .min()
             .unwrap_or_else(|| queue.waiting.front().expect("a category that fires has work").to);
         let link = &mut st.links[to as usize];
+        let window = link.window;
         let (tx, sample) = link.next_tx(now);
         if self.rates.on && !sample && link.traced != Some(tx) {
             link.traced = Some(tx);
@@ -744,7 +772,7 @@ impl Hcf {
     /// Sends the MPDUs `sns` from station `i`'s category `q` to `to`, ending at `end`: which got
     /// through; the receiver passes up what its reorder buffer releases.
     fn transmit(&mut self, i: usize, q: usize, to: u16, sns: &[u16], end: Time, out: &mut Vec<MacOutput>) -> Vec<u16> {
-        let window = self.cfg.ba_window;
+        let window = self.stations[i].links[to as usize].window;
         let mut got = Vec::new();
         let start = self.stations[i].queues[q].agreements[&to].scoreboard.window_start();
         let msdus: Vec<(u16, Msdu)> = sns.iter().map(|sn| (*sn, self.stations[i].queues[q].agreements[&to].in_window[sn])).collect();

@@ -287,3 +287,40 @@ fn positions_give_each_link_its_snr_by_log_distance_path_loss() {
     let (far, _) = last_mcs(&by_position, "bss", "S2", "AP");
     assert!(far < near, "60 m: MCS {far}, 10 m: MCS {near}");
 }
+
+#[test]
+fn an_802_11n_station_in_an_802_11ax_cell_runs_as_in_an_802_11n_cell() {
+    // Its link takes HT's MCSs, widths up to 40 MHz, its guard interval and a 64-MPDU Block Ack
+    // window (a 32 B compressed Block Ack): alone in an 80 MHz 802.11ax cell it must carry
+    // exactly what it carries in a 40 MHz 802.11n cell (same seed, same draws).
+    let results = |o: &RunOutput| format!("{:?} {:?}", o.report.flows, o.report.wlans);
+    let mixed = run(&saturation(1, "standard = \"802.11ax\"\nwidth = 80\nstation_standard = { S1 = \"802.11n\" }"));
+    let ht = run(&saturation(1, "standard = \"802.11n\"\nwidth = 40"));
+    assert_eq!(results(&mixed), results(&ht));
+    // Beside an 802.11ax station at the same SNR (40 dB: HE MCS 11 at 80 MHz against HT MCS 7 at
+    // 40 MHz, 600 against 135 Mb/s) both fill 65 535 B A-MPDUs (42 MPDUs: 0.9 ms against 3.9 ms
+    // on the air) and win as many contentions: the same throughput, the HT station holding the
+    // channel four times as long — the 802.11 performance anomaly (Heusse et al. 2003), which
+    // airtime fairness at the AP addresses.
+    let out = run(&saturation(2, "standard = \"802.11ax\"\nwidth = 80\nstation_standard = { S2 = \"802.11n\" }"));
+    let mbps = |f: &str| out.flow(f).unwrap().forward.goodput_bps * 1500.0 / 1472.0 / 1e6;
+    let (he, ht) = (mbps("u1"), mbps("u2"));
+    let agg = |k: usize| out.report.wlans[0].members[k].aggregation.clone().unwrap();
+    assert!((he / ht - 1.0).abs() < 0.05, "HE {he} Mb/s, HT {ht} Mb/s");
+    assert!(agg(2).airtime_share > 3.5 * agg(1).airtime_share, "{:?} against {:?}", agg(2), agg(1));
+    let ratio = agg(1).ampdus as f64 / agg(2).ampdus as f64;
+    assert!((ratio - 1.0).abs() < 0.1, "accesses {} against {}", agg(1).ampdus, agg(2).ampdus);
+}
+
+#[test]
+fn member_standards_the_cell_cannot_hold_are_refused() {
+    let base = |std: &str, extra: &str| format!("[simulation]\nduration = \"1s\"\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n[[wlans]]\nname = \"w\"\nstandard = \"{std}\"\nap = \"a\"\nstations = [\"b\"]\n{extra}\n");
+    let e = errors(&base("802.11ax", "station_standard = { b = \"802.11g\" }"));
+    assert!(e.contains(".station_standard.b: 802.11g stations in an 802.11ax cell are not modelled"), "{e}");
+    let e = errors(&base("802.11ac", "station_standard = { b = \"802.11ax\" }"));
+    assert!(e.contains(".station_standard.b: 802.11ax is newer than the cell's 802.11ac"), "{e}");
+    let e = errors(&base("802.11ax", "band = \"2.4GHz\"\nwidth = 20\nstation_standard = { b = \"802.11ac\" }"));
+    assert!(e.contains("802.11ac runs at 5 GHz only"), "{e}");
+    let e = errors(&base("802.11ax", "station_standard = { c = \"802.11n\" }"));
+    assert!(e.contains(".station_standard names \"c\", which is not a member"), "{e}");
+}
