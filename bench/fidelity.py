@@ -438,6 +438,11 @@ def main() -> None:
     text = "\n".join(head + SETTINGS.splitlines() + [""] + db_lines + [""] + hm_lines + [""]
                      + fill_notes(db, db_verdicts).splitlines() + [""] + fill_home_notes(hm).splitlines()) + "\n"
     args.out.write_text(text)
+    # The 802.11n/ac/ax section (its ns-3 side kept in tests/data/wifi/): bench/fidelity_wifi.py.
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fidelity_wifi
+
+    fidelity_wifi.write_section(args.out, fidelity_wifi.section())
     log(f"wrote {args.out}")
 
 
