@@ -110,6 +110,20 @@ def _element_label(element: Any, index: int, names: list) -> str:
     return str(index)
 
 
+def _nullable(prop: dict) -> bool:
+    kinds = prop.get("type")
+    return (isinstance(kinds, list) and "null" in kinds) or any(v.get("type") == "null" for v in prop.get("anyOf", []))
+
+
+def _shown_unset(prop: dict, parent: dict) -> bool:
+    """A field the resolved form leaves out while unset (an 802.11n/ac/ax WLAN's `width`): shown
+    as unset, but on an 802.11b/g WLAN not the fields only 802.11n/ac/ax WLANs take."""
+    if not _nullable(prop):
+        return False
+    modern_only = prop.get("description", "").startswith("802.11n/ac/ax")
+    return not (modern_only and parent.get("standard") in ("802.11b", "802.11g"))
+
+
 def _walk(schema: _Schema, node: dict, value: Any, path: str, doc: str = "",
           default: Any = _NO_DEFAULT, named: bool = False) -> Iterator[Parameter]:
     """The leaves under `value` (described by schema `node`) at `path`; `named`: an array element
@@ -122,18 +136,19 @@ def _walk(schema: _Schema, node: dict, value: Any, path: str, doc: str = "",
         # is shown with that default, before the first present field the schema lists after it.
         rank = {k: i for i, k in enumerate(props)}
         missing = [k for k in props if k not in value and "default" in props[k]]
+        unset = [k for k in props if k not in value and "default" not in props[k] and _shown_unset(props[k], value)]
         order: list[str] = []
         for key in value:
             while missing and rank[missing[0]] < rank.get(key, len(props)):
                 order.append(missing.pop(0))
             order.append(key)
-        order += missing
+        order += missing + unset
         for key in order:
-            item = value[key] if key in value else props[key]["default"]
+            item = value[key] if key in value else props[key].get("default")
             if named and key == "name":
                 continue
             child = props.get(key, {})
-            child_default = child["default"] if "default" in child else _NO_DEFAULT
+            child_default = child["default"] if "default" in child else None if key in unset else _NO_DEFAULT
             # The tag of a union (app.type, errors.model) carries the variant's doc and every choice.
             is_tag = "x-tags" in node and isinstance(child.get("enum"), list) and len(child["enum"]) == 1
             tag_doc = _doc({"description": node.get("description", ""), "x-tags": node["x-tags"]}) if is_tag else ""
