@@ -53,6 +53,19 @@ pub enum RateControl {
     MinstrelHt,
 }
 
+/// How an 802.11n/ac/ax access point queues and serves its stations' traffic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApQueueing {
+    /// One drop-tail FIFO of `ap_queue` packets per access category (drivers before Linux 4.11).
+    #[default]
+    Legacy,
+    /// A drop-tail queue of `ap_queue` packets per station and access category, stations served
+    /// by airtime deficit round robin (mac80211's airtime fairness, Linux 4.17+; the FQ-CoDel
+    /// inside each station's queue and AQL are not modelled yet).
+    Airtime,
+}
+
 /// The band of an 802.11n/ac/ax WLAN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub enum WifiBand {
@@ -189,6 +202,10 @@ pub struct Wlan {
     /// `snr_db` (the AP's entry: its frames to every station).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub station_snr_db: BTreeMap<String, f64>,
+    /// 802.11n/ac/ax: how the AP queues and serves its stations: "legacy" (default: one FIFO per
+    /// access category) or "airtime" (per-station queues, airtime fairness).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ap_queueing: Option<ApQueueing>,
     /// 802.11n/ac/ax: how each link picks its rate: "constant" (default) or "minstrel_ht".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_control: Option<RateControl>,
@@ -427,6 +444,7 @@ fn validate_legacy_rates(wid: &str, w: &Wlan, p: &mut Vec<String>) {
         ("max_ampdu", w.max_ampdu.is_some()),
         ("bar_after_missed_block_ack", w.bar_after_missed_block_ack.is_some()),
         ("station_standard", !w.station_standard.is_empty()),
+        ("ap_queueing", w.ap_queueing.is_some()),
         ("rate_control", w.rate_control.is_some()),
         ("tx_power_dbm", w.tx_power_dbm.is_some()),
         ("path_loss_exponent", w.path_loss_exponent.is_some()),
@@ -603,6 +621,9 @@ impl Scenario {
             } else if *st == WifiStandard::Ac && band_of(w) != lasthop_core::wifi::ppdu::Band::Ghz5 {
                 p.push(format!("{wid}.station_standard.{name}: 802.11ac runs at 5 GHz only; this cell is at {}", band_of(w).name()));
             }
+        }
+        if w.ap_queueing.is_some() && w.ap.is_none() {
+            p.push(format!("{wid}.ap_queueing applies to an access point; this WLAN is ad hoc (give it an `ap`)"));
         }
         if w.rate_control == Some(RateControl::MinstrelHt) {
             for (field, set) in [("mcs", w.mcs.is_some()), ("station_mcs", !w.station_mcs.is_empty())] {

@@ -42,10 +42,11 @@ use super::edca::{internal_collision, AccessCategory, EdcaParams, Role};
 use super::phy::LLC_SNAP_BYTES;
 use super::minstrel::{MinstrelHt, RateChain, TxStatus};
 use super::ppdu::{AggregationLimits, Band, TxVector};
+use super::txq::{AirtimeDrr, ApQueueing, Waiting};
 use crate::rng::SimRng;
 use crate::{Duration, Time};
 use rand_core::RngCore;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 
 /// QoS data MPDU overhead: 26 B header + 4 B FCS.
 pub const QOS_HEADER_FCS_BYTES: u64 = 30;
@@ -144,7 +145,9 @@ struct Agreement {
 #[derive(Debug)]
 struct Queue {
     params: EdcaParams,
-    waiting: VecDeque<Msdu>,
+    waiting: Waiting,
+    /// The access point's airtime scheduler over its receivers (`ApQueueing::Airtime`).
+    airtime: Option<AirtimeDrr>,
     agreements: HashMap<u16, Agreement>,
     backoff: u32,
     counting: bool,
@@ -382,7 +385,8 @@ impl Hcf {
                     links: (0..n).map(|_| Link::new(tx, snr, agreement_window(&cfg, &tx))).collect(),
                     queues: AccessCategory::ALL.map(|ac| Queue {
                         params: EdcaParams::wmm_default(ac, role),
-                        waiting: VecDeque::new(),
+                        waiting: Waiting::default(),
+                        airtime: None,
                         agreements: HashMap::new(),
                         backoff: 0,
                         counting: false,
@@ -398,6 +402,22 @@ impl Hcf {
             })
             .collect();
         Hcf { cfg, stations, backoff_rng, error_rng, idle_from: Time::ZERO, has_ap: true, wlan: WlanStats::default(), stats: HcfStats::default(), rates: RateSamples::default() }
+    }
+
+    /// How the access point (station 0) queues and serves its receivers.
+    pub fn set_ap_queueing(&mut self, q: ApQueueing) {
+        for queue in self.stations[0].queues.iter_mut() {
+            queue.airtime = (q == ApQueueing::Airtime).then(AirtimeDrr::default);
+        }
+    }
+
+    /// Charges an exchange between the access point and station `other` to `other`'s airtime
+    /// deficit at the access point (its frames to the AP, or the AP's to it).
+    fn charge_airtime(&mut self, from: usize, to: u16, q: usize, airtime: Duration) {
+        let other = if from == 0 { to } else if to == 0 && self.has_ap { from as u16 } else { return };
+        if let Some(drr) = self.stations[0].queues[q].airtime.as_mut() {
+            drr.charge(other, (airtime.0 / 1_000) as i64);
+        }
     }
 
     /// Station `from`'s frames to `to` go at `tx` and arrive with `snr` (linear).
@@ -485,6 +505,11 @@ impl Hcf {
         self.stations.len()
     }
 
+    /// MSDUs waiting at station `i` in category `ac` for receiver `to`.
+    pub fn queue_len_for(&self, i: usize, ac: AccessCategory, to: u16) -> usize {
+        self.stations[i].queues[ac_index(ac)].waiting.len_for(to)
+    }
+
     /// MSDUs waiting at station `i` in category `ac` (not counting those in a Block Ack window).
     pub fn queue_len(&self, i: usize, ac: AccessCategory) -> usize {
         self.stations[i].queues[ac_index(ac)].waiting.len()
@@ -509,7 +534,9 @@ impl Hcf {
         let station = &mut self.stations[i];
         let queue = &mut station.queues[q];
         let counters = &mut station.counters.per_ac[q];
-        if queue.waiting.len() >= limit {
+        // Per-station queues (airtime scheduling) each hold the limit; one FIFO holds it in all.
+        let held = if queue.airtime.is_some() { queue.waiting.len_for(m.to) } else { queue.waiting.len() };
+        if held >= limit {
             self.stats.queue_drops += 1;
             station.stats.queue_drops += 1;
             counters.queue_drops += 1;
@@ -518,7 +545,7 @@ impl Hcf {
         station.stats.enqueued += 1;
         counters.enqueued += 1;
         let idle_before = !queue.has_work();
-        queue.waiting.push_back(Msdu { queued_at: now, ..m });
+        queue.waiting.push(Msdu { queued_at: now, ..m });
         let waiting = queue.waiting.len() as u64;
         counters.max_queue = counters.max_queue.max(waiting);
         station.stats.max_queue = station.stats.max_queue.max(waiting);
@@ -606,6 +633,9 @@ impl Hcf {
                     continue;
                 }
                 self.count_ppdu(i, sns.len(), airtime);
+                if i == 0 {
+                    self.charge_airtime(i, to, q, airtime); // the AP's own failed attempt
+                }
                 let st = &mut self.stations[i].stats;
                 st.attempts += sns.len() as u64;
                 st.collisions += sns.len() as u64;
@@ -693,6 +723,7 @@ impl Hcf {
     /// Block Ack (none when the receiver got none of them) and what it settles. True when a
     /// Block Ack came.
     fn exchange(&mut self, start: Time, i: usize, q: usize, to: u16, sns: &[u16], airtime: Duration, out: &mut Vec<MacOutput>) -> bool {
+        self.charge_airtime(i, to, q, airtime);
         let got = if sns.is_empty() { Vec::new() } else { self.transmit(i, q, to, sns, start + airtime, out) };
         let block_ack = sns.is_empty() || !got.is_empty();
         if block_ack {
@@ -720,14 +751,24 @@ impl Hcf {
         let (max_bytes, retry_limit) = (self.cfg.max_ampdu_bytes, self.cfg.retry_limit);
         let st = &mut self.stations[i];
         let queue = &mut st.queues[q];
-        // A receiver with MPDUs to retransmit first; else the head MSDU's.
-        let to = queue
-            .agreements
-            .iter()
-            .filter(|(_, a)| a.scoreboard.outstanding() > 0)
-            .map(|(to, _)| *to)
-            .min()
-            .unwrap_or_else(|| queue.waiting.front().expect("a category that fires has work").to);
+        let to = match queue.airtime.as_mut() {
+            // The airtime scheduler's pick among receivers with MSDUs waiting or to retransmit.
+            Some(drr) => {
+                let mut backlogged: Vec<u16> = queue.waiting.receivers().collect();
+                backlogged.extend(queue.agreements.iter().filter(|(_, a)| a.scoreboard.outstanding() > 0).map(|(to, _)| *to));
+                backlogged.sort_unstable();
+                backlogged.dedup();
+                drr.next(&backlogged).expect("a category that fires has work")
+            }
+            // FIFO: a receiver with MPDUs to retransmit first; else the oldest MSDU's.
+            None => queue
+                .agreements
+                .iter()
+                .filter(|(_, a)| a.scoreboard.outstanding() > 0)
+                .map(|(to, _)| *to)
+                .min()
+                .unwrap_or_else(|| queue.waiting.oldest_receiver().expect("a category that fires has work")),
+        };
         let link = &mut st.links[to as usize];
         let window = link.window;
         let (tx, sample) = link.next_tx(now);
@@ -741,7 +782,9 @@ impl Hcf {
         let mut pending: Vec<(&u16, &Msdu)> = agreement.in_window.iter().collect();
         pending.sort_by_key(|(sn, _)| sn_distance(start, **sn));
         let retransmit: Vec<u64> = pending.iter().map(|(_, m)| m.mpdu_bytes()).collect();
-        let fresh: Vec<u64> = queue.waiting.iter().take_while(|m| m.to == to).take(agreement.scoreboard.room()).map(Msdu::mpdu_bytes).collect();
+        // The receiver's MSDUs wherever they wait in the queue (as mac80211's and ns-3's
+        // aggregation take them: a FIFO decides whose turn it is, not what an A-MPDU holds).
+        let fresh: Vec<u64> = queue.waiting.for_receiver(to).take(agreement.scoreboard.room()).map(Msdu::mpdu_bytes).collect();
         let limits = AggregationLimits {
             max_bytes,
             max_mpdus: window as usize,
@@ -755,7 +798,7 @@ impl Hcf {
         let sns = agreement.scoreboard.compose(agg.mpdus, agg.mpdus.saturating_sub(n_retx));
         let counters = &mut st.counters.per_ac[q];
         for &sn in sns.iter().skip(n_retx.min(agg.mpdus)) {
-            let mut m = queue.waiting.pop_front().expect("composed from the queue");
+            let mut m = queue.waiting.pop(to).expect("composed from the queue");
             counters.sent += 1;
             counters.access_delay_ns += (now - m.queued_at).0;
             if !m.transmitted {
@@ -847,6 +890,7 @@ mod tests {
     use super::*;
     use crate::rng::RngStreams;
     use crate::wifi::ppdu::Amendment;
+    use crate::wifi::txq::ApQueueing;
 
     fn cfg() -> HcfConfig {
         HcfConfig { band: Band::Ghz5, max_ampdu_bytes: 65_535, ba_window: 64, retry_limit: 7, queue_packets: 200, ap_queue_packets: 200, control_rate_mbps: 24, rts_threshold: u64::MAX, bar_after_missed_block_ack: false }
@@ -986,6 +1030,63 @@ mod tests {
         let model = (first.mpdus + second.mpdus) as f64 * 12_000.0 / txop_us;
         let s = mbps(&d);
         assert!((s / model - 1.0).abs() < 0.01, "{s} Mb/s against {model}");
+    }
+
+    /// The AP (station 0) sends to stations 1 (HT MCS 7) and 2 (HT MCS 0), 20 MHz, 100 MSDUs
+    /// always waiting for each, for `exchanges`: MSDUs delivered to each.
+    fn downlink_to_a_fast_and_a_slow_station(q: ApQueueing, exchanges: usize) -> [u64; 3] {
+        let fast = TxVector::new(Amendment::Ht, 7, 1, 20, 800, Band::Ghz5).unwrap();
+        let slow = TxVector::new(Amendment::Ht, 0, 1, 20, 800, Band::Ghz5).unwrap();
+        let r = RngStreams::new(11);
+        let mut h = Hcf::new(cfg(), vec![(fast, 1e6); 3], r.stream("backoff"), r.stream("errors"));
+        h.set_link(0, 2, slow, 1e6);
+        h.set_ap_queueing(q);
+        let (mut pkt, mut now, mut out, mut got) = (0u32, Time::ZERO, Vec::new(), [0u64; 3]);
+        for _ in 0..exchanges {
+            // Each receiver's backlog kept at 100 MSDUs, new ones for each in turn.
+            while h.queue_len_for(0, AccessCategory::BestEffort, 1) < 100 || h.queue_len_for(0, AccessCategory::BestEffort, 2) < 100 {
+                for to in [1u16, 2] {
+                    if h.queue_len_for(0, AccessCategory::BestEffort, to) < 100 {
+                        pkt += 1;
+                        h.enqueue(now, 0, Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: true, queued_at: now });
+                    }
+                }
+            }
+            now = h.next_decision().expect("saturated");
+            h.decide(now, &mut out);
+            for o in out.drain(..) {
+                if let MacOutput::Deliver { to, .. } = o {
+                    got[to as usize] += 1;
+                }
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn airtime_fairness_gives_a_fast_and_a_slow_station_equal_airtime() {
+        // HT MCS 7 and MCS 0 at 20 MHz, 1538 B MPDUs: an A-MPDU of 28 (5360 µs) and one of 2
+        // (36 + 4 · ⌈(22 + 8 · (1544 + 1542)) / 26⌉ = 36 + 4 · 951 = 3840 µs; 3 would take 5740 > 5484).
+        let fast = TxVector::new(Amendment::Ht, 7, 1, 20, 800, Band::Ghz5).unwrap();
+        let slow = TxVector::new(Amendment::Ht, 0, 1, 20, 800, Band::Ghz5).unwrap();
+        let limits = AggregationLimits { max_bytes: 65_535, max_mpdus: 64, max_duration: Duration::MAX };
+        let (f, s) = (fast.aggregate(std::iter::repeat(1538).take(99), limits).unwrap(), slow.aggregate(std::iter::repeat(1538).take(99), limits).unwrap());
+        assert_eq!((f.mpdus, f.duration, s.mpdus, s.duration), (28, Duration::from_micros(5360), 2, Duration::from_micros(3840)));
+        // One FIFO (legacy): the oldest MSDU's receiver goes next, so the slow station, whose
+        // MSDUs leave 2 at a time, is nearly always the one: both get about the same number of
+        // MSDUs (measured 8316 and 7406) and the slow one holds the channel ~10x as long.
+        let legacy = downlink_to_a_fast_and_a_slow_station(ApQueueing::Legacy, 4_000);
+        assert!((legacy[1] as f64 / legacy[2] as f64 - 1.0).abs() < 0.15, "{legacy:?}");
+        // Airtime: each receiver's A-MPDUs take the same total time (the scheduler charges each
+        // PPDU), so MSDUs go in proportion 28/5360 to 2/3840: 10.0x as many to the fast one.
+        let fair = downlink_to_a_fast_and_a_slow_station(ApQueueing::Airtime, 4_000);
+        let airtime = |n: u64, per: u64, us: f64| n as f64 / per as f64 * us;
+        let (af, as_) = (airtime(fair[1], 28, 5360.0), airtime(fair[2], 2, 3840.0));
+        assert!((af / as_ - 1.0).abs() < 0.02, "{fair:?}: {af} against {as_} µs");
+        // MSDUs per ms of PPDU: 28/5.36 and 2/3.84. Legacy: (8316 + 7406) MSDUs in 297 · 5.36 +
+        // 3703 · 3.84 ms, 1.0 per ms; airtime, half the time each: (5.22 + 0.52) / 2 = 2.9 per ms.
+        let per_ms = |got: [u64; 3]| (got[1] + got[2]) as f64 / (got[1] as f64 / 28.0 * 5.36 + got[2] as f64 / 2.0 * 3.84);
+        assert!((per_ms(fair) / per_ms(legacy) - 2.9).abs() < 0.2, "{fair:?} against {legacy:?}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod minstrel;
 pub mod errors;
 pub mod phy;
 pub mod ppdu;
+pub mod txq;
 pub mod radio;
 #[cfg(test)]
 mod tests;

@@ -86,6 +86,10 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
     if w.ap.is_none() {
         h.no_access_point();
     }
+    h.set_ap_queueing(match w.ap_queueing.unwrap_or_default() {
+        crate::ApQueueing::Legacy => lasthop_core::wifi::txq::ApQueueing::Legacy,
+        crate::ApQueueing::Airtime => lasthop_core::wifi::txq::ApQueueing::Airtime,
+    });
     if trace_queues {
         for i in 0..members.len() {
             h.queue_trace(i).enable();
