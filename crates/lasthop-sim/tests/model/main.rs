@@ -15,3 +15,4 @@ mod snoop;
 mod start_jitter;
 mod wlan;
 mod wlan_aggregating;
+mod wlan_edca;
