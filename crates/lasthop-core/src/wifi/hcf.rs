@@ -19,7 +19,11 @@
 //!   ([`Originator`]). A Block Ack resets the CW; no Block Ack (a collision) doubles it.
 //! - After an exchange the medium is idle from its end for everyone; after a collision from its
 //!   PPDUs' end + SIFS + the Block Ack's airtime (the Block Ack timeout), so that every failed
-//!   exchange takes what `lasthop.models.bianchi_ampdu(tc="eifs")` assumes.
+//!   exchange takes what `lasthop.models.bianchi_ampdu(tc="eifs")` assumes. (ns-3 lets the
+//!   stations that did not send count down from the PPDUs' end: with two saturated AC_VO
+//!   stations beside AC_BE ones that gives AC_BE ~6x what it gets here; tests/data/wifi/README.md.)
+//! - The access point's categories pick their next receiver first-in first-out (the oldest MSDU's)
+//!   or by airtime ([`super::txq`]); an A-MPDU takes that receiver's MSDUs wherever they wait.
 //!
 //! - Each link (sender, receiver) has its SNR and its rate: a constant TxVector, or Linux's
 //!   Minstrel-HT ([`super::minstrel`]) choosing one per A-MPDU from its chain: an A-MPDU not
