@@ -572,6 +572,13 @@ impl Hcf {
         queue.has_work().then(|| (self.idle_from + self.aifs(i, q) + self.cfg.slot() * queue.backoff as u64).max(queue.ready_at))
     }
 
+    /// When category `ac` of station `i` would start sending (None: it has nothing to send).
+    /// An enqueue changes only its own category's time, so this and the decision pending
+    /// before it give the next decision without scanning every queue.
+    pub fn category_fires_at(&self, i: usize, ac: AccessCategory) -> Option<Time> {
+        self.fires_at(i, ac_index(ac))
+    }
+
     /// When the next transmission starts, if any category has something to send.
     pub fn next_decision(&self) -> Option<Time> {
         (0..self.stations.len()).flat_map(|i| (0..4).filter_map(move |q| self.fires_at(i, q))).min()

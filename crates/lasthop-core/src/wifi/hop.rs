@@ -115,12 +115,16 @@ impl WlanHop {
                 }
             }
             WlanMac::Hcf(hcf) => {
-                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac: AccessCategory::of_dscp(o.dscp), transmitted, queued_at: now };
+                let ac = AccessCategory::of_dscp(o.dscp);
+                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac, transmitted, queued_at: now };
                 if let Some(victim) = hcf.enqueue(now, o.from as usize, msdu) {
                     out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
                 }
-                // A category that was idle may now go before the pending decision.
-                self.schedule(now, out);
+                // A category that was idle may now go before the pending decision; an enqueue
+                // moves no other category's time, so the pending decision (the earliest of
+                // them, or none when every queue was empty) and this one's are all to compare.
+                let t = hcf.category_fires_at(o.from as usize, ac);
+                self.schedule_at(now, t, out);
             }
         }
     }
@@ -149,7 +153,13 @@ impl WlanHop {
 
     /// Asks for the next decision if it is earlier than the pending one.
     fn schedule(&mut self, now: Time, out: &mut Vec<HopEvent>) {
-        if let Some(t) = self.mac.next_decision() {
+        let t = self.mac.next_decision();
+        self.schedule_at(now, t, out);
+    }
+
+    /// Asks for a decision at `t` if it is earlier than the pending one.
+    fn schedule_at(&mut self, now: Time, t: Option<Time>, out: &mut Vec<HopEvent>) {
+        if let Some(t) = t {
             if self.scheduled.is_none_or(|s| t < s) {
                 self.generation = self.generation.wrapping_add(1);
                 self.scheduled = Some(t);
