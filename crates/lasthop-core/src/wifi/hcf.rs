@@ -98,7 +98,7 @@ impl HcfConfig {
     }
     /// RTS (20 B), SIFS, CTS (14 B) and SIFS before a protected A-MPDU, at the control rate.
     pub fn protection_time(&self) -> Duration {
-        self.control_frame_time(20) + self.sifs() + self.control_frame_time(14) + self.sifs()
+        self.rts_time() + self.sifs() + self.cts_time() + self.sifs()
     }
     /// An RTS (20 B) at the control rate.
     pub fn rts_time(&self) -> Duration {
@@ -346,12 +346,23 @@ pub struct HcfStats {
     pub mpdus_failed: u64,
     pub discarded: u64,
     pub queue_drops: u64,
-    /// BlockAckRequests sent (`bar_after_missed_block_ack`).
-    pub block_ack_requests: u64,
     /// A-MPDUs sent SIFS after a Block Ack within a TXOP (no contention).
     pub txop_continuations: u64,
     /// RTSs that collided (their A-MPDUs not sent).
     pub rts_failures: u64,
+}
+
+/// What a category sends in one go: an A-MPDU, or a BlockAckRequest (no sequence numbers).
+#[derive(Debug)]
+struct Ppdu {
+    /// The receiver.
+    to: u16,
+    /// The MPDUs' sequence numbers.
+    sns: Vec<u16>,
+    /// The PPDU's time on the air.
+    airtime: Duration,
+    /// An RTS/CTS exchange goes first (the PSDU is longer than the RTS threshold).
+    protected: bool,
 }
 
 /// The BSS's EDCA with aggregation.
@@ -436,11 +447,6 @@ impl Hcf {
         let link = &mut self.stations[from].links[to];
         *link = Link::new(tx, snr, window);
         link.rate = RateControl::Minstrel { m: Box::new(m), chain: None, entry: 0, tries: 0 };
-    }
-
-    /// The TxVector of station `from`'s frames to `to`.
-    pub fn link_tx(&self, from: usize, to: usize) -> TxVector {
-        self.stations[from].links[to].tx
     }
 
     /// An ad hoc cell: station 0 is no access point and contends with the stations' parameters.
@@ -631,60 +637,61 @@ impl Hcf {
             let (rts, cts) = (self.cfg.rts_time(), self.cfg.cts_time());
             let idle = ampdus
                 .iter()
-                .map(|(i, _, p)| now + if p.3 { rts + sifs + cts } else { p.2 + sifs + self.block_ack_time(*i, p.0) })
+                .map(|(i, _, p)| now + if p.protected { rts + sifs + cts } else { p.airtime + sifs + self.block_ack_time(*i, p.to) })
                 .max()
                 .expect("senders");
             self.wlan.busy_ns += (idle - now).0;
             self.wlan.collisions += 1;
-            for (i, q, (to, sns, airtime, protected)) in ampdus {
-                if protected {
+            for (i, q, p) in ampdus {
+                if p.protected {
                     self.stations[i].counters.airtime_ns += rts.0;
                     self.stats.rts_failures += 1;
-                    self.settle_unsent(now, i, q, to, sns.len());
+                    self.settle_unsent(now, i, q, p.to, p.sns.len());
                     continue;
                 }
-                self.count_ppdu(i, sns.len(), airtime);
+                self.count_ppdu(i, p.sns.len(), p.airtime);
                 if i == 0 {
-                    self.charge_airtime(i, to, q, airtime); // the AP's own failed attempt
+                    self.charge_airtime(i, p.to, q, p.airtime); // the AP's own failed attempt
                 }
+                let n = p.sns.len() as u64;
                 let st = &mut self.stations[i].stats;
-                st.attempts += sns.len() as u64;
-                st.collisions += sns.len() as u64;
-                self.stats.mpdus_sent += sns.len() as u64;
-                self.stats.mpdus_failed += sns.len() as u64;
-                self.settle(now, i, q, to, sns.len(), None, out);
+                st.attempts += n;
+                st.collisions += n;
+                self.stats.mpdus_sent += n;
+                self.stats.mpdus_failed += n;
+                self.settle(now, i, q, &p, None, out);
             }
             self.idle_from = idle;
             return;
         }
-        let (i, q, (to, sns, airtime, protected)) = ampdus.into_iter().next().expect("one sender");
-        self.count_ppdu(i, sns.len(), airtime);
+        let (i, q, p) = ampdus.into_iter().next().expect("one sender");
+        self.count_ppdu(i, p.sns.len(), p.airtime);
         // A protected A-MPDU starts after RTS, SIFS, CTS and SIFS.
-        let start = if protected {
+        let start = if p.protected {
             self.stations[i].counters.airtime_ns += self.cfg.rts_time().0;
             now + self.cfg.protection_time()
         } else {
             now
         };
-        let idle = start + airtime + sifs + self.block_ack_time(i, to);
-        let mut acked = self.exchange(start, i, q, to, &sns, airtime, out);
+        let idle = start + p.airtime + sifs + self.block_ack_time(i, p.to);
+        let mut acked = self.exchange(start, i, q, &p, out);
         // A TXOP limit lets the holder go on, SIFS after each Block Ack, while the next A-MPDU
         // and its Block Ack fit in what is left of it; a failure ends the TXOP.
         let txop = self.stations[i].queues[q].params.txop_limit;
         let mut end = idle;
-        while acked && !sns.is_empty() && txop > Duration::ZERO {
+        while acked && !p.sns.is_empty() && txop > Duration::ZERO {
             let start = end + sifs;
             let Some(left) = txop.0.checked_sub((start - now).0 + sifs.0 + self.cfg.block_ack_time().0) else { break };
-            let queue = &self.stations[i].queues[q];
-            if queue.waiting.is_empty() && !queue.agreements.values().any(|a| a.scoreboard.outstanding() > 0) {
+            // (No BlockAckRequest is owed after a Block Ack.)
+            if !self.stations[i].queues[q].has_work() {
                 break;
             }
-            let Some((to, sns, airtime, _)) = self.compose(start, i, q, Duration(left), false, out) else { break };
-            self.count_ppdu(i, sns.len(), airtime);
+            let Some(next) = self.compose(start, i, q, Duration(left), false, out) else { break };
+            self.count_ppdu(i, next.sns.len(), next.airtime);
             self.wlan.exchanges += 1;
             self.stats.txop_continuations += 1;
-            acked = self.exchange(start, i, q, to, &sns, airtime, out);
-            end = start + airtime + sifs + self.block_ack_time(i, to);
+            acked = self.exchange(start, i, q, &next, out);
+            end = start + next.airtime + sifs + self.block_ack_time(i, next.to);
         }
         self.wlan.busy_ns += (end - now).0;
         self.idle_from = end;
@@ -733,30 +740,27 @@ impl Hcf {
     /// One uncollided A-MPDU (or BlockAckRequest: no `sns`) from `start`: its MPDUs' fates, the
     /// Block Ack (none when the receiver got none of them) and what it settles. True when a
     /// Block Ack came.
-    fn exchange(&mut self, start: Time, i: usize, q: usize, to: u16, sns: &[u16], airtime: Duration, out: &mut Vec<MacOutput>) -> bool {
-        self.charge_airtime(i, to, q, airtime);
-        let got = if sns.is_empty() { Vec::new() } else { self.transmit(i, q, to, sns, start + airtime, out) };
-        let block_ack = sns.is_empty() || !got.is_empty();
+    fn exchange(&mut self, start: Time, i: usize, q: usize, p: &Ppdu, out: &mut Vec<MacOutput>) -> bool {
+        self.charge_airtime(i, p.to, q, p.airtime);
+        let got = if p.sns.is_empty() { Vec::new() } else { self.transmit(i, q, p.to, &p.sns, start + p.airtime, out) };
+        let block_ack = p.sns.is_empty() || !got.is_empty();
         if block_ack {
             self.wlan.successes += 1;
         }
-        self.settle(start, i, q, to, sns.len(), block_ack.then_some(&got[..]), out);
+        self.settle(start, i, q, p, block_ack.then_some(&got[..]), out);
         block_ack
     }
 
     /// The A-MPDU category `q` of station `i` sends at `now`, its PPDU at most `limit` long:
-    /// (receiver, sequence numbers, airtime); its MSDUs on the air for the first time are
-    /// reported. A BlockAckRequest owed goes first: no sequence numbers. The `first` of a TXOP
-    /// always goes (one MPDU alone may exceed the limit); a later one that cannot fit is None,
-    /// nothing taken. The last element: an RTS/CTS exchange protects it (its PSDU is longer than
-    /// the RTS threshold).
-    fn compose(&mut self, now: Time, i: usize, q: usize, limit: Duration, first: bool, out: &mut Vec<MacOutput>) -> Option<(u16, Vec<u16>, Duration, bool)> {
+    /// its MSDUs on the air for the first time are reported. A BlockAckRequest owed goes first (no
+    /// sequence numbers). The `first` of a TXOP always goes (one MPDU alone may exceed the
+    /// limit); a later one that cannot fit is None, nothing taken.
+    fn compose(&mut self, now: Time, i: usize, q: usize, limit: Duration, first: bool, out: &mut Vec<MacOutput>) -> Option<Ppdu> {
         if let Some(to) = self.stations[i].queues[q].bar_to {
             if !first {
                 return None;
             }
-            self.stats.block_ack_requests += 1;
-            return Some((to, Vec::new(), self.cfg.block_ack_request_time(), false));
+            return Some(Ppdu { to, sns: Vec::new(), airtime: self.cfg.block_ack_request_time(), protected: false });
         }
         let rts_threshold = self.cfg.rts_threshold;
         let (max_bytes, retry_limit) = (self.cfg.max_ampdu_bytes, self.cfg.retry_limit);
@@ -820,22 +824,28 @@ impl Hcf {
         }
         st.stats.retries += n_retx.min(agg.mpdus) as u64;
         self.record_queue(i, now);
-        Some((to, sns, agg.duration, first && agg.psdu_bytes > rts_threshold))
+        Some(Ppdu { to, sns, airtime: agg.duration, protected: first && agg.psdu_bytes > rts_threshold })
     }
 
     /// Sends the MPDUs `sns` from station `i`'s category `q` to `to`, ending at `end`: which got
     /// through; the receiver passes up what its reorder buffer releases.
     fn transmit(&mut self, i: usize, q: usize, to: u16, sns: &[u16], end: Time, out: &mut Vec<MacOutput>) -> Vec<u16> {
-        let window = self.stations[i].links[to as usize].window;
         let mut got = Vec::new();
-        let start = self.stations[i].queues[q].agreements[&to].scoreboard.window_start();
-        let msdus: Vec<(u16, Msdu)> = sns.iter().map(|sn| (*sn, self.stations[i].queues[q].agreements[&to].in_window[sn])).collect();
-        let link = &mut self.stations[i].links[to as usize];
-        let success: Vec<f64> = msdus.iter().map(|(_, m)| link.frame_success(m.mpdu_bytes())).collect();
+        // Each MPDU with its frame success, read before the receiver's buffer is borrowed.
+        let sender = &mut self.stations[i];
+        let (link, agreement) = (&mut sender.links[to as usize], &sender.queues[q].agreements[&to]);
+        let (window, start) = (link.window, agreement.scoreboard.window_start());
+        let msdus: Vec<(u16, Msdu, f64)> = sns
+            .iter()
+            .map(|sn| {
+                let m = agreement.in_window[sn];
+                (*sn, m, link.frame_success(m.mpdu_bytes()))
+            })
+            .collect();
         let reorder = self.stations[to as usize].reorder.entry((i as u16, q)).or_insert_with(|| Reorder::new(window, 0));
         let mut released = reorder.advance_to(start);
         let mut errors = 0;
-        for ((sn, m), p) in msdus.into_iter().zip(success) {
+        for (sn, m, p) in msdus {
             self.stats.mpdus_sent += 1;
             let draw = (self.error_rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
             if draw < p {
@@ -858,7 +868,8 @@ impl Hcf {
 
     /// The Block Ack for category `q` of station `i` (None: none came): the scoreboard settles,
     /// discarded MSDUs are reported, the CW is reset or doubled, and the next backoff drawn.
-    fn settle(&mut self, now: Time, i: usize, q: usize, to: u16, mpdus: usize, got: Option<&[u16]>, out: &mut Vec<MacOutput>) {
+    fn settle(&mut self, now: Time, i: usize, q: usize, p: &Ppdu, got: Option<&[u16]>, out: &mut Vec<MacOutput>) {
+        let (to, mpdus) = (p.to, p.sns.len());
         let bar_after_miss = self.cfg.bar_after_missed_block_ack;
         let station = &mut self.stations[i];
         let queue = &mut station.queues[q];

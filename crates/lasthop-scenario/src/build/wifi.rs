@@ -101,7 +101,7 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
 
 /// The MPDU size Minstrel-HT's durations are computed for: Linux's AVG_PKT_SIZE of 1200 B plus
 /// LLC/SNAP, the QoS header and FCS.
-const MINSTREL_MPDU_BYTES: u64 = 1200 + 8 + 30;
+const MINSTREL_MPDU_BYTES: u64 = 1200 + lasthop_core::wifi::phy::LLC_SNAP_BYTES + lasthop_core::wifi::hcf::QOS_HEADER_FCS_BYTES;
 
 /// The rates Minstrel-HT chooses among on a link whose widest rate is `widest`: every MCS of
 /// every width up to its width, stream count up to its streams and guard interval from the

@@ -14,6 +14,12 @@ fn errors(toml: &str) -> String {
     Scenario::from_toml_str(toml, "test.toml", &[]).err().expect("refused").to_string()
 }
 
+/// A one-second run of an AP "a" and a station "b" in WLAN "w" of standard `std`; `extra` adds
+/// to the WLAN table (the scenarios the field errors are checked on).
+fn base(std: &str, extra: &str) -> String {
+    format!("[simulation]\nduration = \"1s\"\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n[[wlans]]\nname = \"w\"\nstandard = \"{std}\"\nap = \"a\"\nstations = [\"b\"]\n{extra}\n")
+}
+
 /// `n` stations each sending 1500 B IP packets (1472 B UDP payloads) to the AP at twice the
 /// channel's capacity, over 10 s; `wlan` adds to the WLAN table.
 fn saturation(n: usize, wlan: &str) -> String {
@@ -142,7 +148,6 @@ tcp = { variant = "cubic", receive_buffer = "16MiB", send_buffer = "16MiB" }
 
 #[test]
 fn fields_of_the_other_generation_and_impossible_vectors_are_refused() {
-    let base = |std: &str, extra: &str| format!("[simulation]\nduration = \"1s\"\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n[[wlans]]\nname = \"w\"\nstandard = \"{std}\"\nap = \"a\"\nstations = [\"b\"]\n{extra}\n");
     let e = errors(&base("802.11n", "mcs = 9"));
     assert!(e.contains("wlans[0] (\"w\").mcs: MCS 9 on 802.11n: valid: 0 to 7"), "{e}");
     let e = errors(&base("802.11ax", "band = \"2.4GHz\"\nwidth = 160"));
@@ -314,7 +319,6 @@ fn an_802_11n_station_in_an_802_11ax_cell_runs_as_in_an_802_11n_cell() {
 
 #[test]
 fn member_standards_the_cell_cannot_hold_are_refused() {
-    let base = |std: &str, extra: &str| format!("[simulation]\nduration = \"1s\"\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n[[wlans]]\nname = \"w\"\nstandard = \"{std}\"\nap = \"a\"\nstations = [\"b\"]\n{extra}\n");
     let e = errors(&base("802.11ax", "station_standard = { b = \"802.11g\" }"));
     assert!(e.contains(".station_standard.b: 802.11g stations in an 802.11ax cell are not modelled"), "{e}");
     let e = errors(&base("802.11ac", "station_standard = { b = \"802.11ax\" }"));
