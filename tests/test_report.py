@@ -678,7 +678,7 @@ def test_aggregating_wlans_get_ampdu_rate_and_access_category_panels(tmp_path):
     # PHY rates: one step series per link that sent, ending on the rate table's last row for it.
     rates = charts["rates_bss"]
     index = json.loads((d / "traces" / "index.json").read_text())
-    stem = next(s for s, n in index.items() if n == "wlan/bss/rates")
+    stem = next(s for s, n in index.items() if n == "rates/bss")
     table = pq.read_table(d / "traces" / f"{stem}.parquet").to_pylist()
     names = [s["name"] for s in rates["panels"][0]["series"]]
     assert sorted(names) == ["AP→S1", "S2→AP"]

@@ -448,14 +448,9 @@ def run_damage(d: Path) -> str | None:
 # Columns every table of a kind has (what readers rely on): by the table name's first part.
 _REQUIRED_COLUMNS = {"intervals": ("flow", "t_start_s"), "delay_cdf": ("flow", "quantile", "delay_ms"),
                      "tcp": ("time_s",), "queue": ("time_s", "packets"), "wlan": ("time_s", "packets"),
-                     "wlan rates": ("time_s", "from", "to", "mcs", "rate_mbps"), "packets": ("pkt_seq", "sent_s")}
+                     "rates": ("time_s", "from", "to", "mcs", "rate_mbps"), "packets": ("pkt_seq", "sent_s")}
 _TEXT_COLUMNS = {"flow", "from", "to"}
 
-
-def _table_kind(name: str) -> str:
-    """The kind of table `name` is (what `_REQUIRED_COLUMNS` is keyed by): its first part, but
-    "wlan rates" for wlan/<name>/rates."""
-    return "wlan rates" if name.startswith("wlan/") and name.endswith("/rates") else name.split("/")[0]
 
 
 def table_files(d: Path) -> dict[str, Path]:
@@ -488,7 +483,7 @@ def _check_table(name: str, path: Path) -> None:
         schema = pq.read_schema(path)
     except Exception as e:  # noqa: BLE001 - pyarrow's errors for a file that is no Parquet vary
         raise OutputError(f"{path}: not a Parquet file lasthop wrote ({type(e).__name__}); {damaged}") from None
-    kind = _table_kind(name)
+    kind = name.split("/")[0]
     required = _REQUIRED_COLUMNS.get(kind, ())
     missing = [c for c in required if c not in schema.names]
     if missing:

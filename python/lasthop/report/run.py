@@ -250,7 +250,7 @@ class _RunFigures:
     def _queue_traces(self) -> tuple[list, list]:
         """(drawn, named only): queues that held QUEUE_SHOWN packets, reduced, and the others."""
         shown, small = [], []
-        for t in [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/")) and not t.endswith("/rates")]:
+        for t in [t for t in self.data.trace_names if t.startswith(("queue/", "wlan/"))]:
             reduced = self.data.reduced(t, ["packets"], self.t_end, step=True).get("packets")
             # An envelope's highest values cover every sample: the peak of the whole trace.
             with self.data.reading(t):
@@ -263,9 +263,9 @@ class _RunFigures:
 
     def _rate_traces(self) -> list[tuple[str, list[tuple[str, envelope.Raw | envelope.Envelope]]]]:
         """Per probed 802.11n/ac/ax WLAN: (its name, (link "from→to", its PHY rate in b/s as a step
-        series) per link), from its wlan/<name>/rates table (a row per change)."""
+        series) per link), from its rates/<name> table (a row per change)."""
         out = []
-        for t in [t for t in self.data.trace_names if t.startswith("wlan/") and t.endswith("/rates")]:
+        for t in [t for t in self.data.trace_names if t.startswith("rates/")]:
             c = self.data.columns(t, ["time_s", "from", "to", "rate_mbps"])
             link = np.char.add(np.char.add(c["from"].astype(str), "→"), c["to"].astype(str))
             series = []
@@ -275,7 +275,7 @@ class _RunFigures:
                 # The rate holds until the run's end: repeat the last value there.
                 ts, ys = np.append(ts, self.t_end), np.append(ys, ys[-1])
                 series.append((name, envelope.reduce(ts, ys, self.t_end, step=True)))
-            out.append((t[len("wlan/"):-len("/rates")], series))
+            out.append((t[len("rates/"):], series))
         return out
 
     # Each figure as a chart (lasthop.report.charts): drawn by the page (charts.js) and for

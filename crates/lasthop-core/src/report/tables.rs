@@ -3,7 +3,7 @@
 //! world writes the same way — the per-interval time series, a TCP endpoint's trace and the delay
 //! CDF. Column names and order are part of the results format, like the report's keys.
 //!
-//! Table names: "intervals", "delay_cdf", "queue/<link>:<a>-><b>", "wlan/<wlan>/<node>",
+//! Table names: "intervals", "delay_cdf", "queue/<link>:<a>-><b>", "wlan/<wlan>/<node>", "rates/<wlan>",
 //! "tcp/<flow>", "tcp/<flow>/receiver", "packets/<flow>".
 
 use crate::metrics::{FlowMeter, IntervalRow};

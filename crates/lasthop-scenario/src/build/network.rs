@@ -277,9 +277,9 @@ fn wlan_queue_table(wlan: &str, node: &str, time_ns: Vec<u64>, packets: Vec<u64>
     t
 }
 
-/// `wlan/<wlan>/rates`: a row each time a link's TxVector changed (its first included).
+/// `rates/<wlan>`: a row each time a link's TxVector changed (its first included).
 fn wlan_rate_table(wlan: &str, rows: &[(Time, u16, u16, lasthop_core::wifi::ppdu::TxVector)], member: impl Fn(u16) -> String) -> Table {
-    let mut t = Table::new(format!("wlan/{wlan}/rates"));
+    let mut t = Table::new(format!("rates/{wlan}"));
     t.push("time_s", Column::F64(rows.iter().map(|r| r.0 .0 as f64 / 1e9).collect()));
     t.push("from", Column::Str(rows.iter().map(|r| member(r.1)).collect()));
     t.push("to", Column::Str(rows.iter().map(|r| member(r.2)).collect()));

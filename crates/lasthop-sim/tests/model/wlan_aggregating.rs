@@ -241,7 +241,7 @@ app = {{ type = "cbr", size = "160B", interval = "20ms" }}
 /// The last MCS the rate table shows for `from`'s frames to `to` (and the number of rows).
 fn last_mcs(out: &RunOutput, wlan: &str, from: &str, to: &str) -> (u64, usize) {
     use lasthop_core::report::Column;
-    let t = out.table(&format!("wlan/{wlan}/rates")).expect("the rate table of a probed WLAN");
+    let t = out.table(&format!("rates/{wlan}")).expect("the rate table of a probed WLAN");
     let (Some(Column::Str(f)), Some(Column::Str(d)), Some(Column::U64(mcs))) = (t.column("from"), t.column("to"), t.column("mcs")) else { panic!("columns") };
     let rows: Vec<u64> = (0..mcs.len()).filter(|&k| f[k] == from && d[k] == to).map(|k| mcs[k]).collect();
     (*rows.last().expect("a row for the link"), rows.len())
