@@ -28,6 +28,17 @@ pub enum WifiStandard {
 }
 
 impl WifiStandard {
+    /// Its name in a scenario ("802.11b" ... "802.11ax").
+    pub fn name(self) -> &'static str {
+        match self {
+            WifiStandard::B => "802.11b",
+            WifiStandard::G => "802.11g",
+            WifiStandard::N => "802.11n",
+            WifiStandard::Ac => "802.11ac",
+            WifiStandard::Ax => "802.11ax",
+        }
+    }
+
     /// The amendments whose WLANs run EDCA with aggregation (lasthop_core::wifi::hcf).
     pub fn amendment(self) -> Option<lasthop_core::wifi::ppdu::Amendment> {
         use lasthop_core::wifi::ppdu::Amendment;
@@ -418,10 +429,11 @@ impl Scenario {
 
 /// 802.11b/g: data and control rates of the standard.
 fn validate_legacy_rates(wid: &str, w: &Wlan, p: &mut Vec<String>) {
-    let (std, name) = match w.standard {
-        WifiStandard::B => (lasthop_core::wifi::phy::Standard::B, "802.11b"),
-        _ => (lasthop_core::wifi::phy::Standard::G, "802.11g"),
+    let std = match w.standard {
+        WifiStandard::B => lasthop_core::wifi::phy::Standard::B,
+        _ => lasthop_core::wifi::phy::Standard::G,
     };
+    let name = w.standard.name();
     let valid = lasthop_core::wifi::phy::Phy::rates(std);
     let list = valid.iter().map(|r| format!("{}Mbps", *r as f64 / 10.0)).collect::<Vec<_>>().join(", ");
     let station_rates = w.station_rates.iter().map(|(n, r)| (format!("station_rates.{n}"), Some(*r)));
@@ -563,11 +575,7 @@ pub fn link_tx_vector(w: &Wlan, from: &str, to: &str) -> Result<lasthop_core::wi
 impl Scenario {
     /// 802.11n/ac/ax: each member's TxVector, SNR and the fields that do not apply.
     fn validate_aggregating_wlan(&self, wid: &str, w: &Wlan, members: &[&str], p: &mut Vec<String>) {
-        let std = match w.standard {
-            WifiStandard::N => "802.11n",
-            WifiStandard::Ac => "802.11ac",
-            _ => "802.11ax",
-        };
+        let std = w.standard.name();
         let legacy = [
             ("data_rate", w.data_rate.is_some(), "mcs"),
             ("control_rate", w.control_rate.is_some(), "the 24 Mb/s Block Acks"),
@@ -605,19 +613,12 @@ impl Scenario {
             }
         }
         for (name, st) in &w.station_standard {
-            let name_of = |s: &WifiStandard| match s {
-                WifiStandard::B => "802.11b",
-                WifiStandard::G => "802.11g",
-                WifiStandard::N => "802.11n",
-                WifiStandard::Ac => "802.11ac",
-                WifiStandard::Ax => "802.11ax",
-            };
             if !members.contains(&name.as_str()) {
                 p.push(format!("{wid}.station_standard names {name:?}, which is not a member of this WLAN"));
             } else if st.amendment().is_none() {
-                p.push(format!("{wid}.station_standard.{name}: {} stations in an {std} cell are not modelled; valid: 802.11n, 802.11ac or 802.11ax up to the cell's {std}", name_of(st)));
+                p.push(format!("{wid}.station_standard.{name}: {} stations in an {std} cell are not modelled; valid: 802.11n, 802.11ac or 802.11ax up to the cell's {std}", st.name()));
             } else if (st.amendment().unwrap() as u8) > (w.standard.amendment().unwrap() as u8) {
-                p.push(format!("{wid}.station_standard.{name}: {} is newer than the cell's {std}; valid: 802.11n up to {std}", name_of(st)));
+                p.push(format!("{wid}.station_standard.{name}: {} is newer than the cell's {std}; valid: 802.11n up to {std}", st.name()));
             } else if *st == WifiStandard::Ac && band_of(w) != lasthop_core::wifi::ppdu::Band::Ghz5 {
                 p.push(format!("{wid}.station_standard.{name}: 802.11ac runs at 5 GHz only; this cell is at {}", band_of(w).name()));
             }
