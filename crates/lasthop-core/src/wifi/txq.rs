@@ -105,9 +105,6 @@ impl AirtimeDrr {
     pub fn charge(&mut self, r: u16, us: i64) {
         *self.deficit.entry(r).or_insert(0) -= us;
     }
-    pub fn deficit(&self, r: u16) -> i64 {
-        self.deficit.get(&r).copied().unwrap_or(0)
-    }
 }
 
 #[cfg(test)]
