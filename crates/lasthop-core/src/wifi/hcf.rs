@@ -17,11 +17,14 @@
 //!   MSDUs up in order at the PPDU's end; the compressed Block Ack comes back SIFS later at the
 //!   control rate. An MPDU not acknowledged is retried in a later A-MPDU, up to the retry limit
 //!   ([`Originator`]). A Block Ack resets the CW; no Block Ack (a collision) doubles it.
-//! - After an exchange the medium is idle from its end for everyone; after a collision from its
-//!   PPDUs' end + SIFS + the Block Ack's airtime (the Block Ack timeout), so that every failed
-//!   exchange takes what `lasthop.models.bianchi_ampdu(tc="eifs")` assumes. (ns-3 lets the
-//!   stations that did not send count down from the PPDUs' end: with two saturated AC_VO
-//!   stations beside AC_BE ones that gives AC_BE ~6x what it gets here; tests/data/wifi/README.md.)
+//! - After an exchange the medium is idle from its end for everyone. After a collision it is
+//!   idle from the longest collided PPDU's end (or RTS's) for the stations that did not send:
+//!   equal-power PPDUs starting together are not detected, so no PHY error and no EIFS; the
+//!   colliders first wait for their response timeout (SIFS + slot + 20 µs,
+//!   [`HcfConfig::response_timeout`]) and count their AIFS from its end. That is what ns-3
+//!   3.44 does: the others' AIFS from a collided PPDU's end, the colliders' from 45 µs later
+//!   (tests/data/wifi/README.md). With two saturated AC_VO stations beside AC_BE ones the
+//!   AC_BE stations win after most of the AC_VO stations' collisions.
 //! - The access point's categories pick their next receiver first-in first-out (the oldest MSDU's)
 //!   or by airtime ([`super::txq`]); an A-MPDU takes that receiver's MSDUs wherever they wait.
 //!
@@ -108,6 +111,12 @@ impl HcfConfig {
     pub fn cts_time(&self) -> Duration {
         self.control_frame_time(14)
     }
+    /// How long a sender waits for a CTS or Block Ack after its PPDU's end before it counts the
+    /// exchange failed: aSIFSTime + aSlotTime + aRxPHYStartDelay (802.11-2016 10.3.2.9 and
+    /// 10.3.2.11; 20 µs, the non-HT response's preamble and SIGNAL, as ns-3 3.44 takes it).
+    pub fn response_timeout(&self) -> Duration {
+        self.sifs() + self.slot() + Duration::from_micros(20)
+    }
     /// A compressed BlockAckRequest (24 B) at the control rate.
     pub fn block_ack_request_time(&self) -> Duration {
         self.control_frame_time(24)
@@ -158,6 +167,9 @@ struct Queue {
     /// Failed accesses since the last success (for the CW).
     failures: u32,
     ready_at: Time,
+    /// After its own collided PPDU: the end of its response timeout, before which its AIFS
+    /// does not start (the medium's idle instant counts for the others).
+    timeout_end: Time,
     /// The receiver a BlockAckRequest is owed to (`bar_after_missed_block_ack`).
     bar_to: Option<u16>,
 }
@@ -407,6 +419,7 @@ impl Hcf {
                         counting: false,
                         failures: 0,
                         ready_at: Time::ZERO,
+                        timeout_end: Time::ZERO,
                         bar_to: None,
                     }),
                     reorder: HashMap::new(),
@@ -529,6 +542,12 @@ impl Hcf {
         self.stations[i].queues[q].params.aifs(self.cfg.sifs(), self.cfg.slot())
     }
 
+    /// When category `q` of station `i` has waited its AIFS: from the medium's idle instant,
+    /// or from its own response timeout's end after a collision of its own.
+    fn aifs_end(&self, i: usize, q: usize) -> Time {
+        self.idle_from.max(self.stations[i].queues[q].timeout_end) + self.aifs(i, q)
+    }
+
     fn draw_backoff(&mut self, i: usize, q: usize) {
         let queue = &mut self.stations[i].queues[q];
         let cw = queue.params.contention_window(queue.failures) as u64 + 1;
@@ -539,7 +558,7 @@ impl Hcf {
     /// Queues an MSDU; returns it back if its queue is full (a tail drop).
     pub fn enqueue(&mut self, now: Time, i: usize, m: Msdu) -> Option<Msdu> {
         let q = ac_index(m.ac);
-        let aifs = self.aifs(i, q);
+        let aifs_end = self.aifs_end(i, q);
         let limit = if i == 0 && self.has_ap { self.cfg.ap_queue_packets } else { self.cfg.queue_packets };
         let station = &mut self.stations[i];
         let queue = &mut station.queues[q];
@@ -565,7 +584,7 @@ impl Hcf {
             queue.ready_at = now;
             // A frame finding its category idle and the medium idle for AIFS goes at once; one
             // finding the medium busy (or not yet idle for AIFS) backs off.
-            if !queue.counting && now < self.idle_from + aifs {
+            if !queue.counting && now < aifs_end {
                 self.draw_backoff(i, q);
             }
         }
@@ -575,7 +594,7 @@ impl Hcf {
     /// When category `q` of station `i` would start sending.
     fn fires_at(&self, i: usize, q: usize) -> Option<Time> {
         let queue = &self.stations[i].queues[q];
-        queue.has_work().then(|| (self.idle_from + self.aifs(i, q) + self.cfg.slot() * queue.backoff as u64).max(queue.ready_at))
+        queue.has_work().then(|| (self.aifs_end(i, q) + self.cfg.slot() * queue.backoff as u64).max(queue.ready_at))
     }
 
     /// When category `ac` of station `i` would start sending (None: it has nothing to send).
@@ -602,7 +621,7 @@ impl Hcf {
                     ready.push(AccessCategory::ALL[q]);
                     continue;
                 }
-                let start = self.idle_from + self.aifs(i, q);
+                let start = self.aifs_end(i, q);
                 let queue = &mut self.stations[i].queues[q];
                 if queue.counting && now >= start {
                     queue.backoff = queue.backoff.saturating_sub(((now - start).0 / slot.0) as u32 + 1);
@@ -632,17 +651,15 @@ impl Hcf {
             .collect();
         let sifs = self.cfg.sifs();
         if ampdus.len() > 1 {
-            // Each sends its A-MPDU, or only its RTS; the medium is idle again after the longest
-            // and the responses' timeout.
-            let (rts, cts) = (self.cfg.rts_time(), self.cfg.cts_time());
-            let idle = ampdus
-                .iter()
-                .map(|(i, _, p)| now + if p.protected { rts + sifs + cts } else { p.airtime + sifs + self.block_ack_time(*i, p.to) })
-                .max()
-                .expect("senders");
+            // Each sends its A-MPDU, or only its RTS; the medium is idle again after the longest,
+            // for everyone but the colliders, who first wait for their response's timeout.
+            let rts = self.cfg.rts_time();
+            let on_air = |p: &Ppdu| if p.protected { rts } else { p.airtime };
+            let idle = ampdus.iter().map(|(_, _, p)| now + on_air(p)).max().expect("senders");
             self.wlan.busy_ns += (idle - now).0;
             self.wlan.collisions += 1;
             for (i, q, p) in ampdus {
+                self.stations[i].queues[q].timeout_end = now + on_air(&p) + self.cfg.response_timeout();
                 if p.protected {
                     self.stations[i].counters.airtime_ns += rts.0;
                     self.stats.rts_failures += 1;

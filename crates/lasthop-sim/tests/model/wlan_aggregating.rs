@@ -304,17 +304,21 @@ fn an_802_11n_station_in_an_802_11ax_cell_runs_as_in_an_802_11n_cell() {
     assert_eq!(results(&mixed), results(&ht));
     // Beside an 802.11ax station at the same SNR (40 dB: HE MCS 11 at 80 MHz against HT MCS 7 at
     // 40 MHz, 600 against 135 Mb/s) both fill 65 535 B A-MPDUs (42 MPDUs: 0.9 ms against 3.9 ms
-    // on the air) and win as many contentions: the same throughput, the HT station holding the
-    // channel four times as long — the 802.11 performance anomaly (Heusse et al. 2003), which
-    // airtime fairness at the AP addresses.
+    // on the air) and win about as many contentions: about the same throughput, the HT station
+    // holding the channel four times as long — the 802.11 performance anomaly (Heusse et al.
+    // 2003), which airtime fairness at the AP addresses. Not quite as many: after a collision
+    // the HE station's Block Ack timeout ends during the HT station's longer PPDU, so it counts
+    // its AIFS from that PPDU's end, 45 µs (5 slots) before the HT station does (ns-3's rule,
+    // `Hcf`'s module doc); ~12 % of accesses collide (CW 15, two stations), so it wins a few
+    // per cent more.
     let out = run(&saturation(2, "standard = \"802.11ax\"\nwidth = 80\nstation_standard = { S2 = \"802.11n\" }"));
     let mbps = |f: &str| out.flow(f).unwrap().forward.goodput_bps * 1500.0 / 1472.0 / 1e6;
     let (he, ht) = (mbps("u1"), mbps("u2"));
     let agg = |k: usize| out.report.wlans[0].members[k].aggregation.clone().unwrap();
-    assert!((he / ht - 1.0).abs() < 0.05, "HE {he} Mb/s, HT {ht} Mb/s");
+    assert!(he >= ht && he / ht < 1.12, "HE {he} Mb/s, HT {ht} Mb/s");
     assert!(agg(2).airtime_share > 3.5 * agg(1).airtime_share, "{:?} against {:?}", agg(2), agg(1));
     let ratio = agg(1).ampdus as f64 / agg(2).ampdus as f64;
-    assert!((ratio - 1.0).abs() < 0.1, "accesses {} against {}", agg(1).ampdus, agg(2).ampdus);
+    assert!((1.0..1.12).contains(&ratio), "accesses {} against {}", agg(1).ampdus, agg(2).ampdus);
 }
 
 #[test]
