@@ -64,16 +64,20 @@ pub enum RateControl {
     MinstrelHt,
 }
 
-/// How an 802.11n/ac/ax access point queues and serves its stations' traffic.
+/// How an 802.11n/ac/ax access point queues and serves its stations' traffic; each option adds
+/// to the one before it, as Linux's releases did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ApQueueing {
     /// One drop-tail FIFO of `ap_queue` packets per access category (drivers before Linux 4.11).
     #[default]
     Legacy,
-    /// A drop-tail queue of `ap_queue` packets per station and access category, stations served
-    /// by airtime deficit round robin (mac80211's airtime fairness, Linux 4.17+; the FQ-CoDel
-    /// inside each station's queue and AQL are not modelled yet).
+    /// Per-station queues, each an FQ-CoDel as mac80211's (300 B quantum, CoDel target 20 ms,
+    /// interval 100 ms), `ap_queue` packets over all of them (default 8192, mac80211's), the
+    /// fattest flow's head dropped beyond; stations served in turn (Linux 4.11).
+    FqCodel,
+    /// The same queues, stations served by airtime deficit round robin (mac80211's airtime
+    /// fairness, Linux 4.17+).
     Airtime,
 }
 
@@ -150,7 +154,8 @@ pub struct Wlan {
     /// Transmit queue of each member (the AP's downlink queue included); default "50p" (ns-2 IFQ).
     #[serde(default = "default_wifi_queue")]
     pub queue: QueueLimit,
-    /// Queue size of the AP alone, overriding `queue`.
+    /// Queue size of the AP alone, overriding `queue` (802.11n/ac/ax with `ap_queueing` other
+    /// than "legacy": the packets over all its station queues, default 8192 as mac80211's).
     #[serde(default)]
     pub ap_queue: Option<QueueLimit>,
     /// Queue discipline of every member: "droptail" (default), "codel", "fq_codel".
@@ -214,7 +219,8 @@ pub struct Wlan {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub station_snr_db: BTreeMap<String, f64>,
     /// 802.11n/ac/ax: how the AP queues and serves its stations: "legacy" (default: one FIFO per
-    /// access category) or "airtime" (per-station queues, airtime fairness).
+    /// access category), "fq_codel" (mac80211's per-station FQ-CoDel, stations in turn) or
+    /// "airtime" (those queues with airtime fairness).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ap_queueing: Option<ApQueueing>,
     /// 802.11n/ac/ax: how each link picks its rate: "constant" (default) or "minstrel_ht".

@@ -161,16 +161,7 @@ impl<T: Copy + Default> Qdisc<T> {
         Qdisc::CoDel { q: VecDeque::new(), bytes: 0, limit, params, state: CoDelState::default() }
     }
     pub fn fq_codel(limit_packets: u64, params: CoDelParams) -> Self {
-        Qdisc::FqCoDel(Box::new(FqCoDel {
-            flows: (0..FQ_CODEL_FLOWS).map(|_| FlowQueue { q: VecDeque::new(), bytes: 0, deficit: 0, codel: CoDelState::default(), listed: false }).collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
-            quantum: params.mtu as i64 + 14,
-            limit: limit_packets,
-            packets: 0,
-            bytes: 0,
-            params,
-        }))
+        Qdisc::FqCoDel(Box::new(FqCoDel::new(limit_packets, params.mtu + 14, params)))
     }
 
     /// Whether items need a flow key (only fair queueing looks at it).
@@ -226,13 +217,58 @@ impl<T: Copy + Default> Qdisc<T> {
     pub fn items(&self) -> Box<dyn Iterator<Item = &Queued<T>> + '_> {
         match self {
             Qdisc::DropTail { q, .. } | Qdisc::CoDel { q, .. } => Box::new(q.iter()),
-            Qdisc::FqCoDel(f) => Box::new(f.flows.iter().flat_map(|fq| fq.q.iter())),
+            Qdisc::FqCoDel(f) => Box::new(f.items()),
         }
     }
 }
 
 impl<T: Copy> FqCoDel<T> {
-    fn enqueue(&mut self, x: Queued<T>) -> Option<Queued<T>> {
+    /// FQ-CoDel over [`FQ_CODEL_FLOWS`] queues holding at most `limit_packets`, each flow's
+    /// deficit refilled by `quantum` bytes (RFC 8290: one MTU with its Ethernet header;
+    /// mac80211: 300).
+    pub fn new(limit_packets: u64, quantum: u32, params: CoDelParams) -> Self {
+        FqCoDel {
+            flows: (0..FQ_CODEL_FLOWS).map(|_| FlowQueue { q: VecDeque::new(), bytes: 0, deficit: 0, codel: CoDelState::default(), listed: false }).collect(),
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            quantum: quantum as i64,
+            limit: limit_packets,
+            packets: 0,
+            bytes: 0,
+            params,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.packets as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.packets == 0
+    }
+
+    /// The bytes queued in its fattest flow (0 when empty).
+    pub fn fattest_flow_bytes(&self) -> u64 {
+        self.flows.iter().map(|f| f.bytes).max().unwrap_or(0)
+    }
+
+    /// Drops the head of its fattest flow (RFC 8290 §4.1.3; mac80211's `fq_tin_enqueue` over
+    /// the limit).
+    pub fn drop_from_fattest(&mut self) -> Option<Queued<T>> {
+        let fat = (0..FQ_CODEL_FLOWS).max_by_key(|&k| (self.flows[k].bytes, std::cmp::Reverse(k)))?;
+        let fq = &mut self.flows[fat];
+        let d = fq.q.pop_front()?;
+        fq.bytes -= d.bytes as u64;
+        self.bytes -= d.bytes as u64;
+        self.packets -= 1;
+        Some(d)
+    }
+
+    /// Every queued item.
+    pub fn items(&self) -> impl Iterator<Item = &Queued<T>> + '_ {
+        self.flows.iter().flat_map(|fq| fq.q.iter())
+    }
+
+    pub fn enqueue(&mut self, x: Queued<T>) -> Option<Queued<T>> {
         // A multiplicative hash of the flow key spreads sequential ids over the queues.
         let i = (x.flow.wrapping_mul(0x9E37_79B1) >> 22) as usize % FQ_CODEL_FLOWS;
         let fq = &mut self.flows[i];
@@ -247,18 +283,13 @@ impl<T: Copy> FqCoDel<T> {
         }
         if self.packets > self.limit {
             // RFC 8290 §4.1.3: drop from the head of the fattest queue.
-            let fat = (0..FQ_CODEL_FLOWS).max_by_key(|&k| (self.flows[k].bytes, std::cmp::Reverse(k))).expect("flows exist");
-            let fq = &mut self.flows[fat];
-            let d = fq.q.pop_front().expect("the fattest queue is not empty");
-            fq.bytes -= d.bytes as u64;
-            self.bytes -= d.bytes as u64;
-            self.packets -= 1;
-            return Some(d);
+            return self.drop_from_fattest();
         }
         None
     }
 
-    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Queued<T>>) -> Option<Queued<T>> {
+    /// The next item to send at `now`; CoDel's drops are appended to `dropped`.
+    pub fn dequeue(&mut self, now: Time, dropped: &mut Vec<Queued<T>>) -> Option<Queued<T>> {
         loop {
             let from_new = !self.new_flows.is_empty();
             let i = *(if from_new { self.new_flows.front() } else { self.old_flows.front() })?;

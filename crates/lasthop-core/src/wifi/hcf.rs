@@ -49,7 +49,7 @@ use super::edca::{internal_collision, AccessCategory, EdcaParams, Role};
 use super::phy::LLC_SNAP_BYTES;
 use super::minstrel::{MinstrelHt, RateChain, TxStatus};
 use super::ppdu::{AggregationLimits, Band, TxVector};
-use super::txq::{AirtimeDrr, ApQueueing, Waiting};
+use super::txq::{AirtimeDrr, ApQueueing, Waiting, MAC80211_CODEL};
 use crate::rng::SimRng;
 use crate::{Duration, Time};
 use rand_core::RngCore;
@@ -139,10 +139,12 @@ pub struct Msdu {
     pub transmitted: bool,
     /// When it entered its queue (set by [`Hcf::enqueue`]).
     pub queued_at: Time,
+    /// Its flow's key (FQ-CoDel queues hash it).
+    pub flow: u32,
 }
 
 impl Msdu {
-    fn mpdu_bytes(&self) -> u64 {
+    pub(crate) fn mpdu_bytes(&self) -> u64 {
         self.ip_bytes as u64 + LLC_SNAP_BYTES + QOS_HEADER_FCS_BYTES
     }
 }
@@ -433,9 +435,11 @@ impl Hcf {
     }
 
     /// How the access point (station 0) queues and serves its receivers.
+    /// Call before anything is queued.
     pub fn set_ap_queueing(&mut self, q: ApQueueing) {
         for queue in self.stations[0].queues.iter_mut() {
             queue.airtime = (q == ApQueueing::Airtime).then(AirtimeDrr::default);
+            queue.waiting = if q.is_fq() { Waiting::fq_codel(MAC80211_CODEL) } else { Waiting::default() };
         }
     }
 
@@ -468,6 +472,11 @@ impl Hcf {
         for (q, ac) in AccessCategory::ALL.into_iter().enumerate() {
             self.stations[0].queues[q].params = EdcaParams::wmm_default(ac, Role::Station);
         }
+    }
+
+    /// Whether station `i`'s queues need flow keys (FQ-CoDel queues hash them).
+    pub fn is_fair(&self, i: usize) -> bool {
+        self.stations[i].queues[0].waiting.is_fq()
     }
 
     pub fn station_stats(&self, i: usize) -> &StationStats {
@@ -555,7 +564,8 @@ impl Hcf {
         queue.counting = true;
     }
 
-    /// Queues an MSDU; returns it back if its queue is full (a tail drop).
+    /// Queues an MSDU; returns the MSDU dropped for it if its queue is full: itself (a FIFO's
+    /// tail drop) or the head of the fattest flow (FQ-CoDel queues over their limit).
     pub fn enqueue(&mut self, now: Time, i: usize, m: Msdu) -> Option<Msdu> {
         let q = ac_index(m.ac);
         let aifs_end = self.aifs_end(i, q);
@@ -563,9 +573,8 @@ impl Hcf {
         let station = &mut self.stations[i];
         let queue = &mut station.queues[q];
         let counters = &mut station.counters.per_ac[q];
-        // Per-station queues (airtime scheduling) each hold the limit; one FIFO holds it in all.
-        let held = if queue.airtime.is_some() { queue.waiting.len_for(m.to) } else { queue.waiting.len() };
-        if held >= limit {
+        let fq = queue.waiting.is_fq();
+        if !fq && queue.waiting.len() >= limit {
             self.stats.queue_drops += 1;
             station.stats.queue_drops += 1;
             counters.queue_drops += 1;
@@ -574,10 +583,12 @@ impl Hcf {
         station.stats.enqueued += 1;
         counters.enqueued += 1;
         let idle_before = !queue.has_work();
-        queue.waiting.push(Msdu { queued_at: now, ..m });
+        queue.waiting.push(now, Msdu { queued_at: now, ..m });
+        // FQ-CoDel queues hold the limit over all the station's queues (mac80211's one `fq`).
         let waiting = queue.waiting.len() as u64;
         counters.max_queue = counters.max_queue.max(waiting);
         station.stats.max_queue = station.stats.max_queue.max(waiting);
+        let victim = if fq && self.stations[i].queues.iter().map(|q| q.waiting.len()).sum::<usize>() > limit { self.drop_from_fattest(i) } else { None };
         self.record_queue(i, now);
         let queue = &mut self.stations[i].queues[q];
         if idle_before {
@@ -588,7 +599,18 @@ impl Hcf {
                 self.draw_backoff(i, q);
             }
         }
-        None
+        victim
+    }
+
+    /// Drops the head of the fattest flow over station `i`'s FQ-CoDel queues.
+    fn drop_from_fattest(&mut self, i: usize) -> Option<Msdu> {
+        let station = &mut self.stations[i];
+        let (_, to, q) = (0..4).filter_map(|q| station.queues[q].waiting.fattest_flow().map(|(bytes, to)| (bytes, to, q))).max_by_key(|&(bytes, to, q)| (bytes, std::cmp::Reverse((q, to))))?;
+        let victim = station.queues[q].waiting.drop_from_fattest(to)?;
+        self.stats.queue_drops += 1;
+        station.stats.queue_drops += 1;
+        station.counters.per_ac[q].queue_drops += 1;
+        Some(victim)
     }
 
     /// When category `q` of station `i` would start sending.
@@ -792,6 +814,14 @@ impl Hcf {
                 backlogged.dedup();
                 drr.next(&backlogged).expect("a category that fires has work")
             }
+            // FQ-CoDel queues without airtime scheduling: the receivers in turn.
+            None if queue.waiting.is_fq() => {
+                let mut backlogged: Vec<u16> = queue.waiting.receivers().collect();
+                backlogged.extend(queue.agreements.iter().filter(|(_, a)| a.scoreboard.outstanding() > 0).map(|(to, _)| *to));
+                backlogged.sort_unstable();
+                backlogged.dedup();
+                queue.waiting.next_in_turn(&backlogged).expect("a category that fires has work")
+            }
             // FIFO: a receiver with MPDUs to retransmit first; else the oldest MSDU's.
             None => queue
                 .agreements
@@ -815,15 +845,23 @@ impl Hcf {
         pending.sort_by_key(|(sn, _)| sn_distance(start, **sn));
         let retransmit: Vec<u64> = pending.iter().map(|(_, m)| m.mpdu_bytes()).collect();
         // The receiver's MSDUs wherever they wait in the queue (as mac80211's and ns-3's
-        // aggregation take them: a FIFO decides whose turn it is, not what an A-MPDU holds).
-        let fresh: Vec<u64> = queue.waiting.for_receiver(to).take(agreement.scoreboard.room()).map(Msdu::mpdu_bytes).collect();
+        // aggregation take them: a FIFO decides whose turn it is, not what an A-MPDU holds), or
+        // as its FQ-CoDel gives them.
+        let fresh = queue.waiting.next_mpdus(to, now, agreement.scoreboard.room());
         let limits = AggregationLimits {
             max_bytes,
             max_mpdus: window as usize,
             max_duration: limit,
         };
         let n_retx = retransmit.len();
+        // (A non-empty FQ-CoDel gives an MSDU: CoDel never drops a flow's last one.)
         let agg = tx.aggregate(retransmit.into_iter().chain(fresh), limits).expect("at least one MPDU");
+        for m in queue.waiting.take_dropped() {
+            self.stats.queue_drops += 1;
+            st.stats.queue_drops += 1;
+            st.counters.per_ac[q].queue_drops += 1;
+            out.push(MacOutput::QueueDrop { pkt: m.pkt });
+        }
         if !first && agg.duration > limit + tx.band.signal_extension() {
             return None;
         }
@@ -953,7 +991,7 @@ mod tests {
             for i in 1..h.n_stations() {
                 while h.queue_len(i, ac) < 100 {
                     pkt += 1;
-                    h.enqueue(now, i, Msdu { pkt, ip_bytes: 1500, to: 0, ac, transmitted: true, queued_at: now });
+                    h.enqueue(now, i, Msdu { pkt, ip_bytes: 1500, to: 0, ac, transmitted: true, queued_at: now, flow: 0 });
                 }
             }
             now = h.next_decision().expect("saturated");
@@ -1087,7 +1125,7 @@ mod tests {
                 for to in [1u16, 2] {
                     if h.queue_len_for(0, AccessCategory::BestEffort, to) < 100 {
                         pkt += 1;
-                        h.enqueue(now, 0, Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: true, queued_at: now });
+                        h.enqueue(now, 0, Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: true, queued_at: now, flow: 0 });
                     }
                 }
             }
@@ -1126,6 +1164,23 @@ mod tests {
         // 3703 · 3.84 ms, 1.0 per ms; airtime, half the time each: (5.22 + 0.52) / 2 = 2.9 per ms.
         let per_ms = |got: [u64; 3]| (got[1] + got[2]) as f64 / (got[1] as f64 / 28.0 * 5.36 + got[2] as f64 / 2.0 * 3.84);
         assert!((per_ms(fair) / per_ms(legacy) - 2.9).abs() < 0.2, "{fair:?} against {legacy:?}");
+    }
+
+    #[test]
+    fn fq_codel_queues_over_their_limit_drop_the_fattest_flows_head() {
+        // mac80211's limit is over all of the AP's station queues: 10 here. Ten MSDUs of one flow
+        // for station 1, then one of another flow for station 2: the eleventh is queued and the
+        // fattest flow's head (station 1's first MSDU) dropped in its place.
+        let mut h = bss(2, 1e6);
+        h.cfg.ap_queue_packets = 10;
+        h.set_ap_queueing(ApQueueing::FqCodel);
+        let msdu = |pkt, to, flow| Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: true, queued_at: Time::ZERO, flow };
+        for pkt in 1..=10 {
+            assert_eq!(h.enqueue(Time::ZERO, 0, msdu(pkt, 1, 1)), None);
+        }
+        assert_eq!(h.enqueue(Time::ZERO, 0, msdu(11, 2, 2)).map(|m| m.pkt), Some(1));
+        assert_eq!((h.queue_len_for(0, AccessCategory::BestEffort, 1), h.queue_len_for(0, AccessCategory::BestEffort, 2)), (9, 1));
+        assert_eq!(h.stats.queue_drops, 1);
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl WlanMac {
     pub fn is_fair(&self, i: usize) -> bool {
         match self {
             WlanMac::Dcf(d) => d.is_fair(i),
-            WlanMac::Hcf(_) => false,
+            WlanMac::Hcf(h) => h.is_fair(i),
         }
     }
     fn next_decision(&self) -> Option<Time> {
@@ -116,7 +116,7 @@ impl WlanHop {
             }
             WlanMac::Hcf(hcf) => {
                 let ac = AccessCategory::of_dscp(o.dscp);
-                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac, transmitted, queued_at: now };
+                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac, transmitted, queued_at: now, flow: o.flow };
                 if let Some(victim) = hcf.enqueue(now, o.from as usize, msdu) {
                     out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
                 }

@@ -2,10 +2,18 @@
 //! them: mac80211's per-station transmit queues (net/mac80211/tx.c, `ieee80211_txq`) and their
 //! airtime scheduler.
 //!
-//! - [`Waiting`]: the MSDUs of one access category, per receiver, each numbered on arrival.
-//!   Served first-in first-out ([`ApQueueing::Legacy`], one FIFO per AC as drivers before Linux
-//!   4.11 kept it) the oldest MSDU's receiver goes next; an A-MPDU takes that receiver's MSDUs
-//!   wherever they wait (as ns-3's and the drivers' aggregation do).
+//! - [`Waiting`]: the MSDUs of one access category, per receiver. Served first-in first-out
+//!   ([`ApQueueing::Legacy`], one FIFO per AC as drivers before Linux 4.11 kept it) the oldest
+//!   MSDU's receiver goes next; an A-MPDU takes that receiver's MSDUs wherever they wait (as
+//!   ns-3's and the drivers' aggregation do). With [`ApQueueing::FqCodel`] and after, each
+//!   receiver's MSDUs sit in an FQ-CoDel (mac80211's `fq` in `ieee80211_txq`, include/net/
+//!   fq_impl.h: flows by hash, a 300 B quantum, new and old flow lists, CoDel per flow with
+//!   target 20 ms and interval 100 ms, 8192 packets over the radio and the fattest flow's head
+//!   dropped beyond them); an A-MPDU is composed as the driver pulls MSDUs from it one by one
+//!   (`ieee80211_tx_dequeue`), CoDel dropping at the head as it does, and an MSDU pulled that
+//!   did not fit waits in the driver's queue for the next one. Left out: per-TID queues (one
+//!   per access category here), ECN marking (no ECN in the packet model yet), mac80211's
+//!   50 ms / 300 ms CoDel for stations slower than 6 Mb/s, the 16 MB memory limit.
 //! - [`AirtimeDrr`]: the deficit round robin over stations' airtime of Linux 4.17's "mac80211:
 //!   Add airtime accounting and scheduling to TXQs" (Høiland-Jørgensen et al., "Ending the
 //!   Anomaly", USENIX ATC 2017): the station at the head of the active list is served while its
@@ -14,30 +22,83 @@
 //!   deficit in µs (`ieee80211_sta_register_airtime`).
 
 use super::hcf::Msdu;
+use crate::mechanisms::aqm::{CoDelParams, FqCoDel, Queued};
+use crate::{Duration, Time};
 use std::collections::{BTreeMap, VecDeque};
 
-/// How an access point queues and serves its stations' traffic (`wlans.X.ap_queueing`).
+/// How an access point queues and serves its stations' traffic (`wlans.X.ap_queueing`); each
+/// option adds to the one before it, as Linux's releases did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ApQueueing {
     /// One FIFO per access category (drivers before Linux 4.11).
     #[default]
     Legacy,
-    /// Per-station queues served by airtime deficit round robin (mac80211 since 4.17).
+    /// Per-station queues, each an FQ-CoDel ([`MAC80211_CODEL`], quantum 300 B), stations
+    /// served in turn (mac80211's intermediate queues, Linux 4.11; ath9k's round robin).
+    FqCodel,
+    /// The same queues, stations served by airtime deficit round robin (mac80211 since 4.17).
     Airtime,
 }
+
+impl ApQueueing {
+    /// Whether each station's queue is an FQ-CoDel (else a drop-tail FIFO).
+    pub fn is_fq(self) -> bool {
+        self != ApQueueing::Legacy
+    }
+}
+
+/// mac80211's CoDel in its station queues (net/mac80211/tx.c, `ieee80211_txq_setup_flows`):
+/// target 20 ms, interval 100 ms.
+pub const MAC80211_CODEL: CoDelParams = CoDelParams { target: Duration::from_millis(20), interval: Duration::from_millis(100), mtu: 1500 };
+/// mac80211's flow quantum, bytes (include/net/fq_impl.h, `fq_init`).
+pub const MAC80211_FQ_QUANTUM: u32 = 300;
+/// mac80211's packet limit over all its station queues (`fq_init`: `fq->limit = 8192`).
+pub const MAC80211_FQ_LIMIT: usize = 8192;
 
 /// mac80211's `IEEE80211_DEFAULT_AIRTIME_WEIGHT`: the quantum a station's deficit gets, µs.
 pub const AIRTIME_QUANTUM_US: i64 = 256;
 
-/// The MSDUs of one access category, per receiver, in arrival order.
+/// One receiver's MSDUs of one access category.
+#[derive(Debug)]
+enum Txq {
+    /// In arrival order, each with its arrival number.
+    Fifo(VecDeque<(u64, Msdu)>),
+    /// mac80211's FQ-CoDel, and the MSDUs the driver took from it for an A-MPDU they did not
+    /// fit (they go first in the next, as ath9k's per-TID queue keeps them).
+    Fq { fq: Box<FqCoDel<Msdu>>, taken: VecDeque<Msdu> },
+}
+
+impl Txq {
+    fn len(&self) -> usize {
+        match self {
+            Txq::Fifo(q) => q.len(),
+            Txq::Fq { fq, taken } => fq.len() + taken.len(),
+        }
+    }
+}
+
+/// The MSDUs of one access category, per receiver.
 #[derive(Debug, Default)]
 pub struct Waiting {
-    by_receiver: BTreeMap<u16, VecDeque<(u64, Msdu)>>,
+    by_receiver: BTreeMap<u16, Txq>,
     len: usize,
     next_seq: u64,
+    /// Each receiver's queue is an FQ-CoDel with these parameters (None: a FIFO).
+    fq: Option<CoDelParams>,
+    /// CoDel's drops since [`Waiting::take_dropped`].
+    dropped: Vec<Msdu>,
+    /// The receiver served last (FQ-CoDel queues without airtime scheduling take turns).
+    last_served: Option<u16>,
 }
 
 impl Waiting {
+    /// Per-receiver FQ-CoDel queues with CoDel's `params`.
+    pub fn fq_codel(params: CoDelParams) -> Waiting {
+        Waiting { fq: Some(params), ..Waiting::default() }
+    }
+    pub fn is_fq(&self) -> bool {
+        self.fq.is_some()
+    }
     pub fn len(&self) -> usize {
         self.len
     }
@@ -46,30 +107,122 @@ impl Waiting {
     }
     /// MSDUs waiting for `to`.
     pub fn len_for(&self, to: u16) -> usize {
-        self.by_receiver.get(&to).map_or(0, VecDeque::len)
+        self.by_receiver.get(&to).map_or(0, Txq::len)
     }
-    pub fn push(&mut self, m: Msdu) {
-        self.by_receiver.entry(m.to).or_default().push_back((self.next_seq, m));
+    /// Queues `m` (arrived at `now`; its flow key picks its FQ-CoDel queue).
+    pub fn push(&mut self, now: Time, m: Msdu) {
+        let fq = self.fq;
+        let txq = self.by_receiver.entry(m.to).or_insert_with(|| match fq {
+            None => Txq::Fifo(VecDeque::new()),
+            Some(p) => Txq::Fq { fq: Box::new(FqCoDel::new(u64::MAX, MAC80211_FQ_QUANTUM, p)), taken: VecDeque::new() },
+        });
+        match txq {
+            Txq::Fifo(q) => q.push_back((self.next_seq, m)),
+            Txq::Fq { fq, .. } => {
+                fq.enqueue(Queued { item: m, bytes: m.ip_bytes, flow: m.flow, enqueued: now });
+            }
+        }
         self.next_seq += 1;
         self.len += 1;
     }
-    /// The receiver of the oldest MSDU.
+    /// The receiver of the oldest MSDU (FIFOs).
     pub fn oldest_receiver(&self) -> Option<u16> {
-        self.by_receiver.iter().filter_map(|(to, q)| q.front().map(|(seq, _)| (*seq, *to))).min().map(|(_, to)| to)
+        self.by_receiver
+            .iter()
+            .filter_map(|(to, q)| match q {
+                Txq::Fifo(q) => q.front().map(|(seq, _)| (*seq, *to)),
+                Txq::Fq { .. } => None,
+            })
+            .min()
+            .map(|(_, to)| to)
+    }
+    /// The receiver after the last one served, in turn (FQ-CoDel queues without airtime
+    /// scheduling: ath9k's round robin over its TIDs), among `backlogged` (sorted).
+    pub fn next_in_turn(&mut self, backlogged: &[u16]) -> Option<u16> {
+        let next = match self.last_served {
+            Some(last) => backlogged.iter().find(|&&r| r > last).or(backlogged.first()),
+            None => backlogged.first(),
+        }
+        .copied();
+        self.last_served = next.or(self.last_served);
+        next
     }
     /// Receivers with MSDUs waiting.
     pub fn receivers(&self) -> impl Iterator<Item = u16> + '_ {
-        self.by_receiver.iter().filter(|(_, q)| !q.is_empty()).map(|(to, _)| *to)
+        self.by_receiver.iter().filter(|(_, q)| q.len() > 0).map(|(to, _)| *to)
     }
-    /// `to`'s MSDUs in order.
-    pub fn for_receiver(&self, to: u16) -> impl Iterator<Item = &Msdu> + '_ {
-        self.by_receiver.get(&to).into_iter().flatten().map(|(_, m)| m)
+    /// The MPDU sizes of `to`'s next MSDUs, at most `room`, as an A-MPDU's composition asks for
+    /// them: a FIFO's in order; an FQ-CoDel's as it dequeues them at `now`, CoDel dropping as
+    /// it does (see [`Waiting::take_dropped`]). Take the ones composed with [`Waiting::pop`].
+    pub fn next_mpdus(&mut self, to: u16, now: Time, room: usize) -> NextMpdus<'_> {
+        NextMpdus { txq: self.by_receiver.get_mut(&to), k: 0, room, now, len: &mut self.len, dropped: &mut self.dropped, scratch: Vec::new() }
     }
-    /// Takes `to`'s oldest MSDU.
+    /// Takes `to`'s next MSDU (one [`Waiting::next_mpdus`] gave).
     pub fn pop(&mut self, to: u16) -> Option<Msdu> {
-        let m = self.by_receiver.get_mut(&to)?.pop_front().map(|(_, m)| m)?;
+        let m = match self.by_receiver.get_mut(&to)? {
+            Txq::Fifo(q) => q.pop_front().map(|(_, m)| m),
+            Txq::Fq { taken, .. } => taken.pop_front(),
+        }?;
         self.len -= 1;
         Some(m)
+    }
+    /// The MSDUs CoDel dropped since the last call.
+    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, Msdu> {
+        self.dropped.drain(..)
+    }
+    /// The bytes of the fattest flow over the receivers' FQ-CoDel queues, and its receiver.
+    pub fn fattest_flow(&self) -> Option<(u64, u16)> {
+        self.by_receiver
+            .iter()
+            .filter_map(|(to, q)| match q {
+                Txq::Fq { fq, .. } if !fq.is_empty() => Some((fq.fattest_flow_bytes(), *to)),
+                _ => None,
+            })
+            .max_by_key(|&(bytes, to)| (bytes, std::cmp::Reverse(to)))
+    }
+    /// Drops the head of the fattest flow of `to`'s FQ-CoDel queue (mac80211's overflow).
+    pub fn drop_from_fattest(&mut self, to: u16) -> Option<Msdu> {
+        let Some(Txq::Fq { fq, .. }) = self.by_receiver.get_mut(&to) else { return None };
+        let m = fq.drop_from_fattest()?.item;
+        self.len -= 1;
+        Some(m)
+    }
+}
+
+/// The MPDU sizes of one receiver's next MSDUs ([`Waiting::next_mpdus`]).
+pub struct NextMpdus<'a> {
+    txq: Option<&'a mut Txq>,
+    k: usize,
+    room: usize,
+    now: Time,
+    len: &'a mut usize,
+    dropped: &'a mut Vec<Msdu>,
+    scratch: Vec<Queued<Msdu>>,
+}
+
+impl Iterator for NextMpdus<'_> {
+    type Item = u64;
+    fn next(&mut self) -> Option<u64> {
+        if self.k >= self.room {
+            return None;
+        }
+        let m = match self.txq.as_deref_mut()? {
+            Txq::Fifo(q) => q.get(self.k).map(|(_, m)| *m),
+            Txq::Fq { taken, .. } if self.k < taken.len() => Some(taken[self.k]),
+            Txq::Fq { fq, taken } => {
+                let next = fq.dequeue(self.now, &mut self.scratch);
+                for d in self.scratch.drain(..) {
+                    self.dropped.push(d.item);
+                    *self.len -= 1;
+                }
+                next.map(|x| {
+                    taken.push_back(x.item);
+                    x.item
+                })
+            }
+        }?;
+        self.k += 1;
+        Some(m.mpdu_bytes())
     }
 }
 
@@ -114,22 +267,70 @@ mod tests {
     use crate::Time;
 
     fn msdu(pkt: u32, to: u16) -> Msdu {
-        Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: false, queued_at: Time::ZERO }
+        Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: false, queued_at: Time::ZERO, flow: 0 }
     }
 
     #[test]
     fn the_oldest_msdu_names_the_receiver_and_an_ampdu_takes_all_of_its() {
         let mut w = Waiting::default();
         for (pkt, to) in [(1, 2), (2, 2), (3, 3), (4, 2), (5, 3)] {
-            w.push(msdu(pkt, to));
+            w.push(Time::ZERO, msdu(pkt, to));
         }
         assert_eq!(w.oldest_receiver(), Some(2));
-        let pkts = |w: &Waiting, to| w.for_receiver(to).map(|m| m.pkt).collect::<Vec<_>>();
-        assert_eq!(pkts(&w, 2), [1, 2, 4]);
+        // Receiver 2's three MSDUs, 1500 B + 8 B LLC/SNAP + 30 B header and FCS each.
+        assert_eq!(w.next_mpdus(2, Time::ZERO, 10).collect::<Vec<_>>(), [1538; 3]);
         assert_eq!(w.pop(2).map(|m| m.pkt), Some(1));
         assert_eq!(w.pop(2).map(|m| m.pkt), Some(2));
         assert_eq!((w.oldest_receiver(), w.len(), w.len_for(2)), (Some(3), 3, 1));
-        assert_eq!(pkts(&w, 3), [3, 5]);
+        assert_eq!([w.pop(3), w.pop(3)].map(|m| m.map(|m| m.pkt)), [Some(3), Some(5)]);
+    }
+
+    fn fq_msdu(pkt: u32, flow: u32, bytes: u32) -> Msdu {
+        Msdu { ip_bytes: bytes, flow, ..msdu(pkt, 1) }
+    }
+
+    #[test]
+    fn a_sparse_flow_overtakes_a_bulk_backlog_in_a_station_queue() {
+        // mac80211's FQ in one station's queue: a bulk flow's 20 MSDUs, two taken for an A-MPDU;
+        // then a 200 B MSDU of another flow. It is a new flow (RFC 8290 §4.2), so the driver's
+        // next pull gives it first, then the bulk flow's third MSDU.
+        let mut w = Waiting::fq_codel(MAC80211_CODEL);
+        for pkt in 1..=20 {
+            w.push(Time::ZERO, fq_msdu(pkt, 7, 1500));
+        }
+        assert_eq!(w.next_mpdus(1, Time::ZERO, 2).count(), 2);
+        assert_eq!([w.pop(1), w.pop(1)].map(|m| m.map(|m| m.pkt)), [Some(1), Some(2)]);
+        w.push(Time::ZERO, fq_msdu(100, 9, 200));
+        assert_eq!(w.next_mpdus(1, Time::ZERO, 2).collect::<Vec<_>>(), [238, 1538]);
+        assert_eq!([w.pop(1), w.pop(1)].map(|m| m.map(|m| m.pkt)), [Some(100), Some(3)]);
+        // An MSDU pulled for an A-MPDU it did not fit waits for the next, first.
+        assert_eq!(w.next_mpdus(1, Time::ZERO, 3).count(), 3);
+        assert_eq!(w.pop(1).map(|m| m.pkt), Some(4));
+        assert_eq!(w.next_mpdus(1, Time::ZERO, 1).count(), 1);
+        assert_eq!((w.pop(1).map(|m| m.pkt), w.len()), (Some(5), 15));
+    }
+
+    #[test]
+    fn codel_in_a_station_queue_drops_on_mac80211s_schedule() {
+        // The CoDel test of mechanisms::aqm with mac80211's target 20 ms: 400 MSDUs of one flow
+        // at 0, one pulled per ms. Sojourn reaches 20 ms at t = 20, so the first drop is at
+        // 20 + 100 = 120 ms, then 220, 220 + 100/√2 = 290.7 (-> 291), 290.7 + 100/√3 = 348.4
+        // (-> 349) (RFC 8289's control law, checked at whole ms here).
+        let mut w = Waiting::fq_codel(MAC80211_CODEL);
+        for pkt in 0..400 {
+            w.push(Time::ZERO, fq_msdu(pkt, 7, 1500));
+        }
+        let mut drops = Vec::new();
+        for t in 1..=360u64 {
+            let now = Time(t * 1_000_000);
+            assert_eq!(w.next_mpdus(1, now, 1).count(), 1);
+            w.pop(1);
+            if w.take_dropped().count() > 0 {
+                drops.push(t);
+            }
+        }
+        assert_eq!(drops, [120, 220, 291, 349]);
+        assert_eq!(w.len(), 400 - 360 - 4);
     }
 
     #[test]

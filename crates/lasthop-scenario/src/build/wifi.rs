@@ -59,7 +59,11 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
         ba_window: if he { 256 } else { 64 },
         retry_limit: w.retry_short,
         queue_packets: packets(w.queue),
-        ap_queue_packets: packets(w.ap_queue.unwrap_or(w.queue)),
+        ap_queue_packets: match (w.ap_queue, w.ap_queueing.unwrap_or_default()) {
+            (Some(q), _) => packets(q),
+            (None, crate::ApQueueing::Legacy) => packets(w.queue),
+            (None, _) => lasthop_core::wifi::txq::MAC80211_FQ_LIMIT,
+        },
         control_rate_mbps: 24,
         rts_threshold: w.rts_threshold.map_or(u64::MAX, |b| b.0),
         bar_after_missed_block_ack: w.bar_after_missed_block_ack.unwrap_or(false),
@@ -88,6 +92,7 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
     }
     h.set_ap_queueing(match w.ap_queueing.unwrap_or_default() {
         crate::ApQueueing::Legacy => lasthop_core::wifi::txq::ApQueueing::Legacy,
+        crate::ApQueueing::FqCodel => lasthop_core::wifi::txq::ApQueueing::FqCodel,
         crate::ApQueueing::Airtime => lasthop_core::wifi::txq::ApQueueing::Airtime,
     });
     if trace_queues {

@@ -394,3 +394,36 @@ app = {{ type = "cbr", size = "1472B", interval = "100us" }}
     let e = errors(&toml("ap_queueing = \"fq\""));
     assert!(e.contains("ap_queueing") && e.contains("airtime"), "{e}");
 }
+
+#[test]
+fn per_station_fq_codel_at_the_ap_cuts_a_games_delay_under_a_download() {
+    // The bundled 802.11ac home: a CUBIC download to the laptop fills the AP's 1000-packet
+    // AC_BE FIFO, and the console's game packets (200 B every 50 ms, AC_BE) wait behind it.
+    // With mac80211's per-station FQ-CoDel the game's packets are a sparse flow in another
+    // station's queue: they wait for the download's A-MPDU on the air at most, and CoDel (20 ms
+    // target) keeps the download's own queue short. "Ending the Anomaly" reports an order of
+    // magnitude lower latency under load; the issue asks ≥ 5x at the p99. Queueing delay = the
+    // game's delay less its smallest (the 10 ms wire and an uncontended exchange). Measured
+    // over seeds 1-3, p99 queueing delay, ms: the game 41-49 (legacy), 3.7-3.9 (fq_codel),
+    // 2.0-2.8 (airtime); the chat 43-47, 5.3-7.5, 5.4-7.8. The download's goodput moves by
+    // ±4 % between seeds in each (251-265 Mb/s; CUBIC's sawtooth and Minstrel-HT's samples),
+    // so it is held within 6 %. The call (EF, AC_VO) does not wait behind AC_BE in any.
+    // A second sparse flow goes to the laptop itself: FQ-CoDel's flow queues inside the
+    // laptop's station queue must serve it ahead of the download's backlog too.
+    let home = include_str!("../../../../scenarios/home-ac.toml").to_string()
+        + "\n[[flows]]\nname = \"chat\"\nsrc = \"server\"\ndst = \"laptop\"\nstart = \"1s\"\napp = { type = \"cbr\", size = \"200B\", interval = \"50ms\" }\n";
+    let with = |q: &str| run(&home.replace("ap_queue = \"1000p\"", &format!("ap_queue = \"1000p\"\nap_queueing = \"{q}\"")));
+    let queueing_p99 = |o: &RunOutput, f: &str| {
+        let d = &o.flow(f).unwrap().forward.delay_ms;
+        d.p99.unwrap() - d.min.unwrap()
+    };
+    let goodput = |o: &RunOutput| o.flow("download").unwrap().forward.goodput_bps;
+    let legacy = with("legacy");
+    for (q, flow) in [("fq_codel", "game-down"), ("airtime", "game-down"), ("fq_codel", "chat"), ("airtime", "chat")] {
+        let fq = with(q);
+        let (l, f) = (queueing_p99(&legacy, flow), queueing_p99(&fq, flow));
+        assert!(l > 5.0 * f, "{q}: {flow}'s p99 queueing delay {f:.1} ms against legacy's {l:.1}");
+        assert!((goodput(&fq) / goodput(&legacy) - 1.0).abs() < 0.06, "{q}: {} against {} b/s", goodput(&fq), goodput(&legacy));
+        assert_eq!(fq.flow(flow).unwrap().forward.lost_packets, 0);
+    }
+}
