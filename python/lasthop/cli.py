@@ -187,8 +187,26 @@ def summary_table(s: dict, width: int) -> Table:
     return t
 
 
+def wlan_lines(s: dict) -> list[str]:
+    """One line per 802.11n/ac/ax WLAN of run summary `s`: how busy the medium was, each
+    station's share of the airtime (its frames and the AP's to it) and Jain's index of them."""
+    lines = []
+    for w in s.get("wlans", []):
+        shares = [(m["node"], m["aggregation"]["station_airtime_share"]) for m in w["members"]
+                  if m.get("aggregation") and m["aggregation"]["station_airtime_share"] > 0]
+        if not shares:
+            continue
+        parts = ", ".join(f"{node} {100 * share:.1f} %" for node, share in shares)
+        jain = w.get("airtime_fairness")
+        lines.append(f"WLAN {w['name']}: busy {100 * w['busy_share']:.1f} % of the time; airtime per station {parts}"
+                     + (f"; Jain's fairness index {jain:.3f}" if jain is not None else ""))
+    return lines
+
+
 def print_summary(res) -> None:
     console.print(summary_table(res.summary, console.width))
+    for line in wlan_lines(res.summary):
+        console.print(Text(line))
 
 
 @app.command()

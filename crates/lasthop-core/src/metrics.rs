@@ -806,3 +806,26 @@ mod tests {
         assert_eq!(m.summary(Duration(200 * MS)).received_packets, 9, "the summary does not depend on taking");
     }
 }
+
+/// Jain's fairness index of `xs` (Jain, Chiu, Hawe, DEC-TR-301, 1984): (Σx)² / (n Σx²), 1 when
+/// all are equal, 1/n when one has everything. None for no values or all zero.
+pub fn jain_index(xs: &[f64]) -> Option<f64> {
+    let sum: f64 = xs.iter().sum();
+    let squares: f64 = xs.iter().map(|x| x * x).sum();
+    (squares > 0.0).then(|| sum * sum / (xs.len() as f64 * squares))
+}
+
+#[cfg(test)]
+mod jain_tests {
+    use super::jain_index;
+
+    #[test]
+    fn jains_index_of_known_allocations() {
+        // Equal shares: 1; one of four has all: 1/4; (1, 2, 3): 36 / (3 · 14) = 0.857142…
+        assert_eq!(jain_index(&[2.0; 5]), Some(1.0));
+        assert_eq!(jain_index(&[0.0, 0.0, 7.0, 0.0]), Some(0.25));
+        assert!((jain_index(&[1.0, 2.0, 3.0]).unwrap() - 6.0 / 7.0).abs() < 1e-15);
+        assert_eq!(jain_index(&[]), None);
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+    }
+}

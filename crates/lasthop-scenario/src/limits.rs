@@ -120,7 +120,7 @@ pub const LIMITS: &[Limit] = &[
     l("Flow", "start", time(0, 30 * DAY)),
     l("Flow", "start_jitter", time(0, 30 * DAY)),
     l("Flow", "stop", time(0, 30 * DAY)),
-    l("Flow", "deadline", time(US, HOUR)),
+    l("Flow", "deadline", time(0, HOUR)), // "0s": none (flows.rs)
     l("Flow", "dscp", Range::Int(0, 63)),
     l("TcpParams", "mss", size(1, 65_495)),
     l("TcpParams", "send_buffer", size(1, GIB)),
@@ -157,6 +157,7 @@ pub const LIMITS: &[Limit] = &[
     l("Wlan", "station_rates", rate(100 * KBPS, 100 * GBPS)),
     l("Wlan", "queue", QUEUE),
     l("Wlan", "ap_queue", QUEUE),
+    l("Wlan", "ap_driver_queue", QUEUE),
     l("Wlan", "mtu", size(crate::MIN_MTU, 65_535)),
     l("Wlan", "rts_threshold", size(0, 65_535)),
     // The standard counters are 8-bit; larger limits model Bianchi's unlimited retries.

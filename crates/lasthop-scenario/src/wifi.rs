@@ -79,6 +79,10 @@ pub enum ApQueueing {
     /// The same queues, stations served by airtime deficit round robin (mac80211's airtime
     /// fairness, Linux 4.17+).
     Airtime,
+    /// The same, and each station's queue hands MSDUs to the driver only while their estimated
+    /// airtime there is under AQL's limit: 5 ms, or 12 ms while the AP's total is under 24 ms
+    /// (Linux 5.5+).
+    Aql,
 }
 
 /// The band of an 802.11n/ac/ax WLAN.
@@ -158,7 +162,9 @@ pub struct Wlan {
     /// than "legacy": the packets over all its station queues, default 8192 as mac80211's).
     #[serde(default)]
     pub ap_queue: Option<QueueLimit>,
-    /// Queue discipline of every member: "droptail" (default), "codel", "fq_codel".
+    /// Queue discipline of every member: "droptail" (default), "codel", "fq_codel". 802.11n/ac/
+    /// ax: "droptail" or "fq_codel", the stations' queues (the AP's: `ap_queueing`), as
+    /// mac80211 keeps them: per receiver and access category, CoDel target 20 ms.
     #[serde(default)]
     pub aqm: Aqm,
     /// Queue discipline of the AP alone (its downlink queue, where AQM matters), overriding `aqm`.
@@ -219,10 +225,16 @@ pub struct Wlan {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub station_snr_db: BTreeMap<String, f64>,
     /// 802.11n/ac/ax: how the AP queues and serves its stations: "legacy" (default: one FIFO per
-    /// access category), "fq_codel" (mac80211's per-station FQ-CoDel, stations in turn) or
-    /// "airtime" (those queues with airtime fairness).
+    /// access category), "fq_codel" (mac80211's per-station FQ-CoDel, stations in turn),
+    /// "airtime" (those queues with airtime fairness) or "aql" (and Airtime Queue Limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ap_queueing: Option<ApQueueing>,
+    /// 802.11n/ac/ax with `ap_queueing` other than "legacy": the packets the AP's driver or
+    /// firmware holds below mac80211's station queues until their transmission is done (e.g.
+    /// "1424p", ath10k's descriptors); A-MPDUs are composed from it. Default: none (A-MPDUs
+    /// from mac80211's queues, as ath9k builds them), or no limit of its own with "aql".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ap_driver_queue: Option<QueueLimit>,
     /// 802.11n/ac/ax: how each link picks its rate: "constant" (default) or "minstrel_ht".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_control: Option<RateControl>,
@@ -463,6 +475,7 @@ fn validate_legacy_rates(wid: &str, w: &Wlan, p: &mut Vec<String>) {
         ("bar_after_missed_block_ack", w.bar_after_missed_block_ack.is_some()),
         ("station_standard", !w.station_standard.is_empty()),
         ("ap_queueing", w.ap_queueing.is_some()),
+        ("ap_driver_queue", w.ap_driver_queue.is_some()),
         ("rate_control", w.rate_control.is_some()),
         ("tx_power_dbm", w.tx_power_dbm.is_some()),
         ("path_loss_exponent", w.path_loss_exponent.is_some()),
@@ -589,8 +602,8 @@ impl Scenario {
             ("preamble", w.preamble != Preamble::Long, "the amendment's own preamble"),
             ("slot", w.slot != SlotTime::Short, "the 9 µs slot of OFDM"),
             ("errors", !matches!(w.errors, WifiErrors::Ideal), "snr_db and station_snr_db (errors per MPDU from the SNR)"),
-            ("aqm", w.aqm != Aqm::Droptail, "drop-tail queues per access category (AP queueing models are not built yet)"),
-            ("ap_aqm", w.ap_aqm.is_some_and(|a| a != Aqm::Droptail), "drop-tail queues per access category"),
+            ("aqm", w.aqm == Aqm::Codel, "drop-tail queues per access category, or aqm = \"fq_codel\" (mac80211's per-station FQ-CoDel)"),
+            ("ap_aqm", w.ap_aqm.is_some_and(|a| a != Aqm::Droptail), "ap_queueing (\"fq_codel\", \"airtime\" or \"aql\")"),
             ("llc_snap", !w.llc_snap, "MPDUs that always carry LLC/SNAP"),
         ];
         for (field, set, instead) in legacy {
@@ -631,6 +644,14 @@ impl Scenario {
         }
         if w.ap_queueing.is_some() && w.ap.is_none() {
             p.push(format!("{wid}.ap_queueing applies to an access point; this WLAN is ad hoc (give it an `ap`)"));
+        }
+        if let Some(d) = w.ap_driver_queue {
+            if w.ap_queueing.unwrap_or_default() == ApQueueing::Legacy {
+                p.push(format!("{wid}.ap_driver_queue is a driver queue below mac80211's station queues; with ap_queueing = \"legacy\" the AP's FIFO is the driver's queue (valid with \"fq_codel\", \"airtime\" or \"aql\")"));
+            }
+            if let QueueLimit::Bytes(_) = d {
+                p.push(format!("{wid}.ap_driver_queue holds packets (e.g. \"1424p\"), not bytes"));
+            }
         }
         if w.rate_control == Some(RateControl::MinstrelHt) {
             for (field, set) in [("mcs", w.mcs.is_some()), ("station_mcs", !w.station_mcs.is_empty())] {

@@ -342,7 +342,7 @@ class _RunFigures:
         counters = [(f"{bins[k]} MPDU{'s' if k else ''}", palette[i % len(palette)], [m["aggregation"]["ampdu_size_histogram"][k] for m in members])
                     for i, k in enumerate(used)]
         what = f"A-MPDU sizes and airtime of WLAN {wlan['name']}"
-        return charts.bars_figure(f"ampdu_{wlan['name']}", _plain_title(self.s, what), _ampdu_caption(what, members),
+        return charts.bars_figure(f"ampdu_{wlan['name']}", _plain_title(self.s, what), _ampdu_caption(what, members, wlan.get("airtime_fairness")),
                                   [m["node"] for m in members], counters, "A-MPDUs")
 
     def rates_chart(self, name: str, links: list) -> dict:
@@ -405,14 +405,17 @@ def _mac_caption(what: str, wlan: dict) -> str:
             + (f", channel busy {100 * busy:.1f} % of the time" if busy is not None else ""))
 
 
-def _ampdu_caption(what: str, members: list[dict]) -> str:
+def _ampdu_caption(what: str, members: list[dict], airtime_fairness: float | None = None) -> str:
     parts = []
     for m in members:
         a = m["aggregation"]
         mean = a["mpdus"] / a["ampdus"] if a["ampdus"] else 0.0
-        parts.append(f"{m['node']} {100 * a['airtime_share']:.1f} % of the time on the air, {mean:.1f} MPDUs per A-MPDU"
+        parts.append(f"{m['node']} {100 * a['airtime_share']:.1f} % of the time on the air"
+                     + (f" ({100 * a['station_airtime_share']:.1f} % with the AP's frames to it)" if a.get("station_airtime_share") else "")
+                     + f", {mean:.1f} MPDUs per A-MPDU"
                      + (f", {a['block_ack_requests']} BlockAckRequests" if a["block_ack_requests"] else ""))
-    return f"{what}: A-MPDUs sent per member by the number of MPDUs they held; " + "; ".join(parts)
+    jain = f"; Jain's fairness index of the stations' airtime {airtime_fairness:.3f}" if airtime_fairness is not None else ""
+    return f"{what}: A-MPDUs sent per member by the number of MPDUs they held; " + "; ".join(parts) + jain
 
 
 TCP_WINDOWS = [("cwnd_bytes", "cwnd", "tab:blue"), ("ssthresh_bytes", "ssthresh", "tab:orange"),

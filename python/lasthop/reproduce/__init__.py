@@ -302,4 +302,4 @@ def seeds_label(seeds: Sequence[int]) -> str:
     return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]} (mean, 95 % CI)"
 
 
-from lasthop.reproduce import botta_hetperf, hur_hong2006, koga2005, ng_snoop, palazzi2006  # noqa: E402,F401  (they register themselves)
+from lasthop.reproduce import botta_hetperf, ending_anomaly, hur_hong2006, koga2005, ng_snoop, palazzi2006  # noqa: E402,F401  (they register themselves)

@@ -44,6 +44,10 @@ pub struct WlanReport {
     pub collisions: u64,
     /// Share of the run the medium was busy with exchanges, a fraction in [0, 1].
     pub busy_share: f64,
+    /// 802.11n/ac/ax: Jain's fairness index of the stations' airtime (`station_airtime_s` of
+    /// every member but the AP that had any), in [1/n, 1]; absent on 802.11b/g or with none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub airtime_fairness: Option<f64>,
     /// One entry per member station, in the WLAN's member order.
     pub members: Vec<WlanMemberReport>,
 }

@@ -115,6 +115,7 @@ fn sample() -> RunReport {
             successes: 9,
             collisions: 1,
             busy_share: 0.5,
+            airtime_fairness: None,
             members: vec![WlanMemberReport {
                 node: "ap".into(),
                 mac: StationStats {

@@ -49,7 +49,7 @@ use super::edca::{internal_collision, AccessCategory, EdcaParams, Role};
 use super::phy::LLC_SNAP_BYTES;
 use super::minstrel::{MinstrelHt, RateChain, TxStatus};
 use super::ppdu::{AggregationLimits, Band, TxVector};
-use super::txq::{AirtimeDrr, ApQueueing, Waiting, MAC80211_CODEL};
+use super::txq::{AirtimeDrr, ApQueueing, AqlLimits, Waiting, MAC80211_CODEL};
 use crate::rng::SimRng;
 use crate::{Duration, Time};
 use rand_core::RngCore;
@@ -141,6 +141,8 @@ pub struct Msdu {
     pub queued_at: Time,
     /// Its flow's key (FQ-CoDel queues hash it).
     pub flow: u32,
+    /// The airtime AQL charged when it went to the driver, ns (0: none).
+    pub airtime_ns: u32,
 }
 
 impl Msdu {
@@ -174,12 +176,27 @@ struct Queue {
     timeout_end: Time,
     /// The receiver a BlockAckRequest is owed to (`bar_after_missed_block_ack`).
     bar_to: Option<u16>,
+    /// The access point's driver queue: each receiver's MSDUs there and in Block Ack windows,
+    /// their estimated airtime (AQL's `aql_tx_pending`), ns.
+    pending_ns: BTreeMap<u16, u64>,
 }
 
 impl Queue {
     fn has_work(&self) -> bool {
-        self.bar_to.is_some() || !self.waiting.is_empty() || self.agreements.values().any(|a| a.scoreboard.outstanding() > 0)
+        self.bar_to.is_some() || self.waiting.ready() || self.agreements.values().any(|a| a.scoreboard.outstanding() > 0)
     }
+}
+
+/// The access point's driver (firmware) queue below mac80211's station queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverQueue {
+    /// MSDUs it holds over all stations and categories until their transmission is done
+    /// (acknowledged or discarded), as a firmware holds its descriptors (usize::MAX: no limit
+    /// of its own).
+    pub capacity: usize,
+    /// AQL's limits on what each station's category hands it (None: none, it takes MSDUs while
+    /// it has room).
+    pub aql: Option<AqlLimits>,
 }
 
 /// One access category's traffic at one station (the report's per-AC rows).
@@ -216,6 +233,11 @@ pub struct AggregationStats {
     pub airtime_s: f64,
     /// That time as a share of the run, a fraction in [0, 1].
     pub airtime_share: f64,
+    /// Time the exchanges with this station held the medium: its own frames and the access
+    /// point's to it ("Ending the Anomaly"'s per-station airtime; 0 for the AP), s.
+    pub station_airtime_s: f64,
+    /// That time as a share of the run, a fraction in [0, 1].
+    pub station_airtime_share: f64,
     /// The categories that carried traffic, highest priority first.
     pub access_categories: Vec<AccessCategoryStats>,
 }
@@ -228,6 +250,7 @@ struct AggregationCounters {
     histogram: [u64; 9],
     block_ack_requests: u64,
     airtime_ns: u64,
+    station_airtime_ns: u64,
     per_ac: [AcCounters; 4],
 }
 
@@ -389,6 +412,10 @@ pub struct Hcf {
     idle_from: Time,
     /// Station 0 is an access point (WMM's AP parameters); false in an ad hoc cell.
     has_ap: bool,
+    /// The access point's driver queue, if MSDUs go through one.
+    driver: Option<DriverQueue>,
+    /// The estimated airtime in it over all categories and receivers, ns.
+    driver_pending_ns: u64,
     /// Exchanges, successes (a Block Ack came), collisions, busy time: as the DCF counts them.
     pub wlan: WlanStats,
     pub stats: HcfStats,
@@ -423,6 +450,7 @@ impl Hcf {
                         ready_at: Time::ZERO,
                         timeout_end: Time::ZERO,
                         bar_to: None,
+                        pending_ns: BTreeMap::new(),
                     }),
                     reorder: HashMap::new(),
                     stats: StationStats::default(),
@@ -431,15 +459,79 @@ impl Hcf {
                 }
             })
             .collect();
-        Hcf { cfg, stations, backoff_rng, error_rng, idle_from: Time::ZERO, has_ap: true, wlan: WlanStats::default(), stats: HcfStats::default(), rates: RateSamples::default() }
+        Hcf { cfg, stations, backoff_rng, error_rng, idle_from: Time::ZERO, has_ap: true, driver: None, driver_pending_ns: 0, wlan: WlanStats::default(), stats: HcfStats::default(), rates: RateSamples::default() }
     }
 
     /// How the access point (station 0) queues and serves its receivers.
-    /// Call before anything is queued.
-    pub fn set_ap_queueing(&mut self, q: ApQueueing) {
+    /// Call before anything is queued. With `driver`, MSDUs leave mac80211's queues for a
+    /// driver queue (FQ-CoDel queueing only), and A-MPDUs are composed from it.
+    pub fn set_ap_queueing(&mut self, q: ApQueueing, driver: Option<DriverQueue>) {
+        let driver = if q.is_fq() { driver } else { None };
         for queue in self.stations[0].queues.iter_mut() {
-            queue.airtime = (q == ApQueueing::Airtime).then(AirtimeDrr::default);
-            queue.waiting = if q.is_fq() { Waiting::fq_codel(MAC80211_CODEL) } else { Waiting::default() };
+            queue.airtime = q.is_airtime_fair().then(AirtimeDrr::default);
+            queue.waiting = match (q.is_fq(), driver.is_some()) {
+                (false, _) => Waiting::default(),
+                (true, false) => Waiting::fq_codel(MAC80211_CODEL),
+                (true, true) => Waiting::fq_codel(MAC80211_CODEL).with_driver_queue(),
+            };
+        }
+        self.driver = driver;
+    }
+
+    /// Station `i` keeps mac80211's FQ-CoDel queues per receiver (a Linux client; call before
+    /// anything is queued). Its limit stays `queue_packets` over its categories.
+    pub fn set_station_fq_codel(&mut self, i: usize) {
+        for queue in self.stations[i].queues.iter_mut() {
+            queue.waiting = Waiting::fq_codel(MAC80211_CODEL);
+        }
+    }
+
+    /// Hands MSDUs of the access point's category `q` from mac80211's station queues to the
+    /// driver queue at `now` while it has room and, with AQL, while each station's category is
+    /// under its limit (`ieee80211_txq_airtime_check`); stations in index order. Each MSDU is
+    /// charged its airtime at the link's rate (its MPDU's bits over the data rate), released
+    /// when it is acknowledged or discarded.
+    fn fill_driver(&mut self, now: Time, q: usize) {
+        let Some(driver) = self.driver else { return };
+        let ap = &mut self.stations[0];
+        // Its MSDUs until their transmission is done: waiting there or in a Block Ack window.
+        let mut in_driver: usize = ap.queues.iter().map(|q| q.waiting.in_driver() + q.agreements.values().map(|a| a.in_window.len()).sum::<usize>()).sum();
+        for to in ap.queues[q].waiting.backlogged_above_driver() {
+            let rate = ap.links[to as usize].tx.data_rate_bps();
+            let queue = &mut ap.queues[q];
+            while in_driver < driver.capacity {
+                let pending = queue.pending_ns.get(&to).copied().unwrap_or(0);
+                if driver.aql.is_some_and(|aql| !aql.may_send(Duration(pending), Duration(self.driver_pending_ns))) {
+                    break;
+                }
+                let Some(m) = queue.waiting.to_driver(to, now) else { break };
+                let airtime = (m.mpdu_bytes() as f64 * 8.0 * 1e9 / rate) as u32;
+                queue.waiting.set_last_airtime(to, airtime);
+                *queue.pending_ns.entry(to).or_insert(0) += airtime as u64;
+                self.driver_pending_ns += airtime as u64;
+                in_driver += 1;
+            }
+        }
+    }
+
+    /// Releases the AQL charge of an MSDU of category `q` to `to` that is done with.
+    fn release_airtime(&mut self, q: usize, to: u16, m: &Msdu) {
+        if m.airtime_ns > 0 {
+            if let Some(p) = self.stations[0].queues[q].pending_ns.get_mut(&to) {
+                *p -= m.airtime_ns as u64;
+            }
+            self.driver_pending_ns -= m.airtime_ns as u64;
+        }
+    }
+
+    /// Reports the MSDUs CoDel dropped in category `q` of station `i`.
+    fn report_codel_drops(&mut self, i: usize, q: usize, out: &mut Vec<MacOutput>) {
+        let st = &mut self.stations[i];
+        for m in st.queues[q].waiting.take_dropped() {
+            self.stats.queue_drops += 1;
+            st.stats.queue_drops += 1;
+            st.counters.per_ac[q].queue_drops += 1;
+            out.push(MacOutput::QueueDrop { pkt: m.pkt });
         }
     }
 
@@ -472,6 +564,11 @@ impl Hcf {
         for (q, ac) in AccessCategory::ALL.into_iter().enumerate() {
             self.stations[0].queues[q].params = EdcaParams::wmm_default(ac, Role::Station);
         }
+    }
+
+    /// Whether station 0 is an access point.
+    pub fn has_access_point(&self) -> bool {
+        self.has_ap
     }
 
     /// Whether station `i`'s queues need flow keys (FQ-CoDel queues hash them).
@@ -507,6 +604,8 @@ impl Hcf {
             block_ack_requests: c.block_ack_requests,
             airtime_s: c.airtime_ns as f64 / 1e9,
             airtime_share: super::super::report::busy_share(c.airtime_ns, end),
+            station_airtime_s: c.station_airtime_ns as f64 / 1e9,
+            station_airtime_share: super::super::report::busy_share(c.station_airtime_ns, end),
             access_categories,
         }
     }
@@ -540,6 +639,11 @@ impl Hcf {
     /// MSDUs waiting at station `i` in category `ac` for receiver `to`.
     pub fn queue_len_for(&self, i: usize, ac: AccessCategory, to: u16) -> usize {
         self.stations[i].queues[ac_index(ac)].waiting.len_for(to)
+    }
+
+    /// MSDUs of the access point's category `ac` for `to` in its driver queue.
+    pub fn driver_len_for(&self, ac: AccessCategory, to: u16) -> usize {
+        self.stations[0].queues[ac_index(ac)].waiting.in_driver_for(to)
     }
 
     /// MSDUs waiting at station `i` in category `ac` (not counting those in a Block Ack window).
@@ -589,6 +693,9 @@ impl Hcf {
         counters.max_queue = counters.max_queue.max(waiting);
         station.stats.max_queue = station.stats.max_queue.max(waiting);
         let victim = if fq && self.stations[i].queues.iter().map(|q| q.waiting.len()).sum::<usize>() > limit { self.drop_from_fattest(i) } else { None };
+        if i == 0 {
+            self.fill_driver(now, q);
+        }
         self.record_queue(i, now);
         let queue = &mut self.stations[i].queues[q];
         if idle_before {
@@ -683,12 +790,12 @@ impl Hcf {
             for (i, q, p) in ampdus {
                 self.stations[i].queues[q].timeout_end = now + on_air(&p) + self.cfg.response_timeout();
                 if p.protected {
-                    self.stations[i].counters.airtime_ns += rts.0;
+                    self.add_airtime(i, p.to, rts);
                     self.stats.rts_failures += 1;
                     self.settle_unsent(now, i, q, p.to, p.sns.len());
                     continue;
                 }
-                self.count_ppdu(i, p.sns.len(), p.airtime);
+                self.count_ppdu(i, p.to, p.sns.len(), p.airtime);
                 if i == 0 {
                     self.charge_airtime(i, p.to, q, p.airtime); // the AP's own failed attempt
                 }
@@ -704,10 +811,10 @@ impl Hcf {
             return;
         }
         let (i, q, p) = ampdus.into_iter().next().expect("one sender");
-        self.count_ppdu(i, p.sns.len(), p.airtime);
+        self.count_ppdu(i, p.to, p.sns.len(), p.airtime);
         // A protected A-MPDU starts after RTS, SIFS, CTS and SIFS.
         let start = if p.protected {
-            self.stations[i].counters.airtime_ns += self.cfg.rts_time().0;
+            self.add_airtime(i, p.to, self.cfg.rts_time());
             now + self.cfg.protection_time()
         } else {
             now
@@ -726,7 +833,7 @@ impl Hcf {
                 break;
             }
             let Some(next) = self.compose(start, i, q, Duration(left), false, out) else { break };
-            self.count_ppdu(i, next.sns.len(), next.airtime);
+            self.count_ppdu(i, next.to, next.sns.len(), next.airtime);
             self.wlan.exchanges += 1;
             self.stats.txop_continuations += 1;
             acked = self.exchange(start, i, q, &next, out);
@@ -764,9 +871,17 @@ impl Hcf {
         self.draw_backoff(i, q);
     }
 
-    fn count_ppdu(&mut self, i: usize, mpdus: usize, airtime: Duration) {
+    /// Station `i`'s frame to `to` held the medium for `airtime`: its airtime, and that of the
+    /// station the exchange is with (the AP's frames count for their receiver).
+    fn add_airtime(&mut self, i: usize, to: u16, airtime: Duration) {
+        self.stations[i].counters.airtime_ns += airtime.0;
+        let station = if i == 0 && self.has_ap { to as usize } else { i };
+        self.stations[station].counters.station_airtime_ns += airtime.0;
+    }
+
+    fn count_ppdu(&mut self, i: usize, to: u16, mpdus: usize, airtime: Duration) {
+        self.add_airtime(i, to, airtime);
         let c = &mut self.stations[i].counters;
-        c.airtime_ns += airtime.0;
         if mpdus == 0 {
             c.block_ack_requests += 1;
         } else {
@@ -856,13 +971,8 @@ impl Hcf {
         let n_retx = retransmit.len();
         // (A non-empty FQ-CoDel gives an MSDU: CoDel never drops a flow's last one.)
         let agg = tx.aggregate(retransmit.into_iter().chain(fresh), limits).expect("at least one MPDU");
-        for m in queue.waiting.take_dropped() {
-            self.stats.queue_drops += 1;
-            st.stats.queue_drops += 1;
-            st.counters.per_ac[q].queue_drops += 1;
-            out.push(MacOutput::QueueDrop { pkt: m.pkt });
-        }
         if !first && agg.duration > limit + tx.band.signal_extension() {
+            self.report_codel_drops(i, q, out);
             return None;
         }
         let sns = agreement.scoreboard.compose(agg.mpdus, agg.mpdus.saturating_sub(n_retx));
@@ -878,6 +988,7 @@ impl Hcf {
             agreement.in_window.insert(sn, m);
         }
         st.stats.retries += n_retx.min(agg.mpdus) as u64;
+        self.report_codel_drops(i, q, out);
         self.record_queue(i, now);
         Some(Ppdu { to, sns, airtime: agg.duration, protected: first && agg.psdu_bytes > rts_threshold })
     }
@@ -942,14 +1053,16 @@ impl Hcf {
             Some(g) => agreement.scoreboard.on_block_ack(Some(&|sn| g.contains(&sn))),
             None => agreement.scoreboard.on_block_ack(None),
         };
+        let mut done = Vec::new();
         for sn in &settled.acked {
-            agreement.in_window.remove(sn);
+            done.extend(agreement.in_window.remove(sn));
         }
         for sn in &settled.discarded {
             if let Some(m) = agreement.in_window.remove(sn) {
                 self.stats.discarded += 1;
                 station.stats.retry_drops += 1;
                 out.push(MacOutput::RetryDrop { pkt: m.pkt });
+                done.push(m);
             }
         }
         station.links[to as usize].on_exchange(now, mpdus, got.map(<[u16]>::len));
@@ -958,6 +1071,13 @@ impl Hcf {
         }
         queue.failures = if got.is_some() { 0 } else { queue.failures + 1 };
         self.draw_backoff(i, q);
+        if i == 0 && self.driver.is_some() {
+            for m in &done {
+                self.release_airtime(q, to, m);
+            }
+            self.fill_driver(now, q);
+            self.report_codel_drops(i, q, out);
+        }
         self.record_queue(i, now);
     }
 }
@@ -991,7 +1111,7 @@ mod tests {
             for i in 1..h.n_stations() {
                 while h.queue_len(i, ac) < 100 {
                     pkt += 1;
-                    h.enqueue(now, i, Msdu { pkt, ip_bytes: 1500, to: 0, ac, transmitted: true, queued_at: now, flow: 0 });
+                    h.enqueue(now, i, Msdu { pkt, ip_bytes: 1500, to: 0, ac, transmitted: true, queued_at: now, flow: 0, airtime_ns: 0 });
                 }
             }
             now = h.next_decision().expect("saturated");
@@ -1117,7 +1237,7 @@ mod tests {
         let r = RngStreams::new(11);
         let mut h = Hcf::new(cfg(), vec![(fast, 1e6); 3], r.stream("backoff"), r.stream("errors"));
         h.set_link(0, 2, slow, 1e6);
-        h.set_ap_queueing(q);
+        h.set_ap_queueing(q, None);
         let (mut pkt, mut now, mut out, mut got) = (0u32, Time::ZERO, Vec::new(), [0u64; 3]);
         for _ in 0..exchanges {
             // Each receiver's backlog kept at 100 MSDUs, new ones for each in turn.
@@ -1125,7 +1245,7 @@ mod tests {
                 for to in [1u16, 2] {
                     if h.queue_len_for(0, AccessCategory::BestEffort, to) < 100 {
                         pkt += 1;
-                        h.enqueue(now, 0, Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: true, queued_at: now, flow: 0 });
+                        h.enqueue(now, 0, Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: true, queued_at: now, flow: 0, airtime_ns: 0 });
                     }
                 }
             }
@@ -1173,14 +1293,47 @@ mod tests {
         // fattest flow's head (station 1's first MSDU) dropped in its place.
         let mut h = bss(2, 1e6);
         h.cfg.ap_queue_packets = 10;
-        h.set_ap_queueing(ApQueueing::FqCodel);
-        let msdu = |pkt, to, flow| Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: true, queued_at: Time::ZERO, flow };
+        h.set_ap_queueing(ApQueueing::FqCodel, None);
+        let msdu = |pkt, to, flow| Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: true, queued_at: Time::ZERO, flow, airtime_ns: 0 };
         for pkt in 1..=10 {
             assert_eq!(h.enqueue(Time::ZERO, 0, msdu(pkt, 1, 1)), None);
         }
         assert_eq!(h.enqueue(Time::ZERO, 0, msdu(11, 2, 2)).map(|m| m.pkt), Some(1));
         assert_eq!((h.queue_len_for(0, AccessCategory::BestEffort, 1), h.queue_len_for(0, AccessCategory::BestEffort, 2)), (9, 1));
         assert_eq!(h.stats.queue_drops, 1);
+    }
+
+    #[test]
+    fn aql_hands_each_station_its_airtime_limit_and_the_interface_its_threshold() {
+        // HT MCS 7 at 20 MHz (65 Mb/s): a 1500 B MSDU's MPDU (1538 B) is charged 1538 · 8 / 65 =
+        // 189.292 µs. 100 MSDUs for each of three stations: the first may hand over while under
+        // the high limit (12 ms, the AP's total under 24 ms): 64 (63 · 189.292 = 11 925 µs <
+        // 12 000), 12 114.7 µs; the second while the total is under 24 ms: 63 (12 114.7 + 62 ·
+        // 189.292 = 23 850.8 < 24 000; one more makes 24 040.1); then the total is over 24 ms, so
+        // the third only while under the low limit (5 ms): 27 (26 · 189.292 = 4922 < 5000).
+        let mut h = bss(3, 1e6);
+        h.cfg.ap_queue_packets = 8192;
+        h.set_ap_queueing(ApQueueing::Aql, Some(DriverQueue { capacity: usize::MAX, aql: Some(AqlLimits::default()) }));
+        let ac = AccessCategory::BestEffort;
+        let mut pkt = 0;
+        for to in 1..=3u16 {
+            for _ in 0..100 {
+                pkt += 1;
+                h.enqueue(Time::ZERO, 0, Msdu { pkt, ip_bytes: 1500, to, ac, transmitted: true, queued_at: Time::ZERO, flow: to as u32, airtime_ns: 0 });
+            }
+        }
+        assert_eq!([1, 2, 3].map(|to| h.driver_len_for(ac, to)), [64, 63, 27]);
+        assert_eq!([1, 2, 3].map(|to| h.queue_len_for(0, ac, to)), [100; 3], "above the driver or in it");
+        // The AP's first A-MPDU (28 MPDUs, the 5.484 ms HT-mixed PPDU) goes to station 1 (the
+        // airtime scheduler's first). Acknowledged, their 28 · 189.292 = 5300.2 µs are released:
+        // the total, 24 040.1 + 27 · 189.292 = 29 151.0, falls to 23 850.8 < 24 000, so station
+        // 1 (36 MSDUs left, 6814.5 µs < 12 ms) takes one more, and the total is over 24 ms again.
+        let mut out = Vec::new();
+        let now = h.next_decision().unwrap();
+        h.decide(now, &mut out);
+        let delivered = out.iter().filter(|o| matches!(o, MacOutput::Deliver { to: 1, .. })).count();
+        assert_eq!(delivered, 28);
+        assert_eq!([1, 2, 3].map(|to| h.driver_len_for(ac, to)), [37, 63, 27]);
     }
 
     #[test]

@@ -61,6 +61,10 @@ impl WlanMac {
             WlanMac::Hcf(h) => h.held_trace_samples(),
         }
     }
+    /// Whether member 0 is an 802.11n/ac/ax access point (the 802.11b/g DCF keeps no roles).
+    pub fn has_access_point(&self) -> bool {
+        matches!(self, WlanMac::Hcf(h) if h.has_access_point())
+    }
     pub fn is_fair(&self, i: usize) -> bool {
         match self {
             WlanMac::Dcf(d) => d.is_fair(i),
@@ -116,7 +120,7 @@ impl WlanHop {
             }
             WlanMac::Hcf(hcf) => {
                 let ac = AccessCategory::of_dscp(o.dscp);
-                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac, transmitted, queued_at: now, flow: o.flow };
+                let msdu = Msdu { pkt: o.pkt, ip_bytes: o.bytes, to: o.to, ac, transmitted, queued_at: now, flow: o.flow, airtime_ns: 0 };
                 if let Some(victim) = hcf.enqueue(now, o.from as usize, msdu) {
                     out.push(HopEvent::Drop { pkt: victim.pkt, cause: DropCause::Queue });
                 }

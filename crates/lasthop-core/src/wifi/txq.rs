@@ -14,6 +14,13 @@
 //!   did not fit waits in the driver's queue for the next one. Left out: per-TID queues (one
 //!   per access category here), ECN marking (no ECN in the packet model yet), mac80211's
 //!   50 ms / 300 ms CoDel for stations slower than 6 Mb/s, the 16 MB memory limit.
+//! - A driver queue below them (`Hcf`'s `DriverQueue`: a firmware's descriptors, e.g. ath10k's
+//!   1424): MSDUs leave a station's FQ-CoDel for it while it has room and, with [`AqlLimits`]
+//!   (Linux 5.5's Airtime Queue Limits), while the airtime of the station's MSDUs there and in
+//!   flight is under 5 ms, or 12 ms while the AP's total is under 24 ms; each is charged its
+//!   MPDU's bits over the link's data rate (mac80211's estimate adds a share of the PPDU
+//!   overhead; left out), released when acknowledged or discarded. A-MPDUs are composed from
+//!   the driver queue, stations chosen as above.
 //! - [`AirtimeDrr`]: the deficit round robin over stations' airtime of Linux 4.17's "mac80211:
 //!   Add airtime accounting and scheduling to TXQs" (Høiland-Jørgensen et al., "Ending the
 //!   Anomaly", USENIX ATC 2017): the station at the head of the active list is served while its
@@ -38,12 +45,45 @@ pub enum ApQueueing {
     FqCodel,
     /// The same queues, stations served by airtime deficit round robin (mac80211 since 4.17).
     Airtime,
+    /// The same, and a station's queue hands MSDUs to the driver (its firmware queue) only
+    /// while the airtime of those not yet done is under its AQL limit (Linux 5.5+).
+    Aql,
 }
 
 impl ApQueueing {
     /// Whether each station's queue is an FQ-CoDel (else a drop-tail FIFO).
     pub fn is_fq(self) -> bool {
         self != ApQueueing::Legacy
+    }
+    /// Whether stations are served by airtime deficit round robin.
+    pub fn is_airtime_fair(self) -> bool {
+        matches!(self, ApQueueing::Airtime | ApQueueing::Aql)
+    }
+}
+
+/// Airtime Queue Limits (mac80211, "mac80211: Implement Airtime-based Queue Limit (AQL)", Linux
+/// 5.5; net/mac80211/sta_info.h and ieee80211_i.h): a station's category may hand the driver
+/// more while the estimated airtime it has there is under `low`, or under `high` while the
+/// interface's total is under `threshold` (`ieee80211_txq_airtime_check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AqlLimits {
+    pub low: Duration,
+    pub high: Duration,
+    pub threshold: Duration,
+}
+
+impl Default for AqlLimits {
+    /// IEEE80211_DEFAULT_AQL_TXQ_LIMIT_L/H (5 ms, 12 ms) and IEEE80211_AQL_THRESHOLD (24 ms).
+    fn default() -> Self {
+        AqlLimits { low: Duration::from_millis(5), high: Duration::from_millis(12), threshold: Duration::from_millis(24) }
+    }
+}
+
+impl AqlLimits {
+    /// Whether a station's category with `pending` airtime in the driver may hand it more, the
+    /// interface having `total` in all.
+    pub fn may_send(&self, pending: Duration, total: Duration) -> bool {
+        pending < self.low || (total < self.threshold && pending < self.high)
     }
 }
 
@@ -89,6 +129,11 @@ pub struct Waiting {
     dropped: Vec<Msdu>,
     /// The receiver served last (FQ-CoDel queues without airtime scheduling take turns).
     last_served: Option<u16>,
+    /// MSDUs reach the MAC only through the driver's queues ([`Waiting::to_driver`]): a
+    /// firmware queue below mac80211's, filled by the caller; else the MAC pulls on demand.
+    driver_queue: bool,
+    /// MSDUs in the driver's queues (`taken`).
+    in_driver: usize,
 }
 
 impl Waiting {
@@ -98,6 +143,60 @@ impl Waiting {
     }
     pub fn is_fq(&self) -> bool {
         self.fq.is_some()
+    }
+    /// FQ-CoDel queues above a driver queue the caller fills ([`Waiting::to_driver`]).
+    pub fn with_driver_queue(mut self) -> Waiting {
+        self.driver_queue = true;
+        self
+    }
+    pub fn has_driver_queue(&self) -> bool {
+        self.driver_queue
+    }
+    /// Whether the MAC has something to compose from.
+    pub fn ready(&self) -> bool {
+        if self.driver_queue {
+            self.in_driver > 0
+        } else {
+            self.len > 0
+        }
+    }
+    /// MSDUs in the driver's queue.
+    pub fn in_driver(&self) -> usize {
+        self.in_driver
+    }
+    /// `to`'s MSDUs in the driver's queue.
+    pub fn in_driver_for(&self, to: u16) -> usize {
+        match self.by_receiver.get(&to) {
+            Some(Txq::Fq { taken, .. }) => taken.len(),
+            _ => 0,
+        }
+    }
+    /// Receivers with MSDUs in mac80211's queues (not yet handed to the driver).
+    pub fn backlogged_above_driver(&self) -> Vec<u16> {
+        self.by_receiver.iter().filter(|(_, q)| matches!(q, Txq::Fq { fq, .. } if !fq.is_empty())).map(|(to, _)| *to).collect()
+    }
+    /// Hands `to`'s next MSDU from its FQ-CoDel to the driver's queue at `now` (CoDel dropping
+    /// as it dequeues, see [`Waiting::take_dropped`]); returns it.
+    pub fn to_driver(&mut self, to: u16, now: Time) -> Option<Msdu> {
+        let Some(Txq::Fq { fq, taken }) = self.by_receiver.get_mut(&to) else { return None };
+        let mut scratch = Vec::new();
+        let next = fq.dequeue(now, &mut scratch);
+        for d in scratch {
+            self.dropped.push(d.item);
+            self.len -= 1;
+        }
+        let m = next?.item;
+        taken.push_back(m);
+        self.in_driver += 1;
+        Some(m)
+    }
+    /// Sets the estimated airtime of the MSDU [`Waiting::to_driver`] just handed over.
+    pub fn set_last_airtime(&mut self, to: u16, airtime_ns: u32) {
+        if let Some(Txq::Fq { taken, .. }) = self.by_receiver.get_mut(&to) {
+            if let Some(m) = taken.back_mut() {
+                m.airtime_ns = airtime_ns;
+            }
+        }
     }
     pub fn len(&self) -> usize {
         self.len
@@ -147,21 +246,33 @@ impl Waiting {
         self.last_served = next.or(self.last_served);
         next
     }
-    /// Receivers with MSDUs waiting.
+    /// Receivers with MSDUs the MAC may send (in the driver's queue, where there is one).
     pub fn receivers(&self) -> impl Iterator<Item = u16> + '_ {
-        self.by_receiver.iter().filter(|(_, q)| q.len() > 0).map(|(to, _)| *to)
+        let driver = self.driver_queue;
+        self.by_receiver
+            .iter()
+            .filter(move |(_, q)| match q {
+                Txq::Fq { taken, .. } if driver => !taken.is_empty(),
+                q => q.len() > 0,
+            })
+            .map(|(to, _)| *to)
     }
     /// The MPDU sizes of `to`'s next MSDUs, at most `room`, as an A-MPDU's composition asks for
     /// them: a FIFO's in order; an FQ-CoDel's as it dequeues them at `now`, CoDel dropping as
     /// it does (see [`Waiting::take_dropped`]). Take the ones composed with [`Waiting::pop`].
     pub fn next_mpdus(&mut self, to: u16, now: Time, room: usize) -> NextMpdus<'_> {
-        NextMpdus { txq: self.by_receiver.get_mut(&to), k: 0, room, now, len: &mut self.len, dropped: &mut self.dropped, scratch: Vec::new() }
+        let pull = !self.driver_queue;
+        NextMpdus { txq: self.by_receiver.get_mut(&to), k: 0, room, now, pull, len: &mut self.len, in_driver: &mut self.in_driver, dropped: &mut self.dropped, scratch: Vec::new() }
     }
     /// Takes `to`'s next MSDU (one [`Waiting::next_mpdus`] gave).
     pub fn pop(&mut self, to: u16) -> Option<Msdu> {
         let m = match self.by_receiver.get_mut(&to)? {
             Txq::Fifo(q) => q.pop_front().map(|(_, m)| m),
-            Txq::Fq { taken, .. } => taken.pop_front(),
+            Txq::Fq { taken, .. } => {
+                let m = taken.pop_front();
+                self.in_driver -= m.is_some() as usize;
+                m
+            }
         }?;
         self.len -= 1;
         Some(m)
@@ -195,7 +306,10 @@ pub struct NextMpdus<'a> {
     k: usize,
     room: usize,
     now: Time,
+    /// Pull from the FQ-CoDel once the driver's MSDUs are used (no firmware queue).
+    pull: bool,
     len: &'a mut usize,
+    in_driver: &'a mut usize,
     dropped: &'a mut Vec<Msdu>,
     scratch: Vec<Queued<Msdu>>,
 }
@@ -209,6 +323,7 @@ impl Iterator for NextMpdus<'_> {
         let m = match self.txq.as_deref_mut()? {
             Txq::Fifo(q) => q.get(self.k).map(|(_, m)| *m),
             Txq::Fq { taken, .. } if self.k < taken.len() => Some(taken[self.k]),
+            Txq::Fq { .. } if !self.pull => None,
             Txq::Fq { fq, taken } => {
                 let next = fq.dequeue(self.now, &mut self.scratch);
                 for d in self.scratch.drain(..) {
@@ -217,6 +332,7 @@ impl Iterator for NextMpdus<'_> {
                 }
                 next.map(|x| {
                     taken.push_back(x.item);
+                    *self.in_driver += 1;
                     x.item
                 })
             }
@@ -267,7 +383,7 @@ mod tests {
     use crate::Time;
 
     fn msdu(pkt: u32, to: u16) -> Msdu {
-        Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: false, queued_at: Time::ZERO, flow: 0 }
+        Msdu { pkt, ip_bytes: 1500, to, ac: AccessCategory::BestEffort, transmitted: false, queued_at: Time::ZERO, flow: 0, airtime_ns: 0 }
     }
 
     #[test]

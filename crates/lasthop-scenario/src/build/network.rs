@@ -183,6 +183,13 @@ impl Network {
 
 /// The hops' report after a run of length `end`; the queue traces of probed links, then those
 /// of probed WLAN members, go to `tables` (in the hops' order, kind by kind).
+/// Jain's index of the airtime of a WLAN's stations that had any (the AP, member 0 of an
+/// infrastructure cell, left out).
+fn station_airtime_fairness(members: &[WlanMemberReport], has_ap: bool) -> Option<f64> {
+    let airtimes: Vec<f64> = members.iter().skip(has_ap as usize).filter_map(|m| m.aggregation.as_ref()).map(|a| a.station_airtime_s).filter(|&t| t > 0.0).collect();
+    lasthop_core::metrics::jain_index(&airtimes)
+}
+
 pub fn hop_reports(hops: &mut [HopSlot], names: &[String], end: Time, tables: &mut Vec<Table>) -> HopReports {
     let mut r = HopReports::default();
     for slot in hops.iter_mut() {
@@ -214,6 +221,7 @@ pub fn hop_reports(hops: &mut [HopSlot], names: &[String], end: Time, tables: &m
             successes: st.successes,
             collisions: st.collisions,
             busy_share: busy_share(st.busy_ns, end),
+            airtime_fairness: station_airtime_fairness(&members, w.mac.has_access_point()),
             members,
         });
     }

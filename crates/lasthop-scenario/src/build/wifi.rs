@@ -2,7 +2,7 @@
 //! [`Hcf`] of 802.11n/ac/ax.
 
 use lasthop_core::wifi::dcf::{Dcf, DcfConfig};
-use lasthop_core::wifi::hcf::{Hcf, HcfConfig};
+use lasthop_core::wifi::hcf::{DriverQueue, Hcf, HcfConfig};
 use lasthop_core::wifi::hop::WlanMac;
 use lasthop_core::wifi::errors::{default_rx_threshold_dbm, ErrorModel, Shadowing};
 use lasthop_core::wifi::phy::Phy;
@@ -90,11 +90,21 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
     if w.ap.is_none() {
         h.no_access_point();
     }
-    h.set_ap_queueing(match w.ap_queueing.unwrap_or_default() {
-        crate::ApQueueing::Legacy => lasthop_core::wifi::txq::ApQueueing::Legacy,
-        crate::ApQueueing::FqCodel => lasthop_core::wifi::txq::ApQueueing::FqCodel,
-        crate::ApQueueing::Airtime => lasthop_core::wifi::txq::ApQueueing::Airtime,
-    });
+    use lasthop_core::wifi::txq::{ApQueueing as Q, AqlLimits};
+    let queueing = match w.ap_queueing.unwrap_or_default() {
+        crate::ApQueueing::Legacy => Q::Legacy,
+        crate::ApQueueing::FqCodel => Q::FqCodel,
+        crate::ApQueueing::Airtime => Q::Airtime,
+        crate::ApQueueing::Aql => Q::Aql,
+    };
+    let capacity = w.ap_driver_queue.map(packets);
+    let driver = (queueing == Q::Aql || capacity.is_some()).then(|| DriverQueue { capacity: capacity.unwrap_or(usize::MAX), aql: (queueing == Q::Aql).then(AqlLimits::default) });
+    h.set_ap_queueing(queueing, driver);
+    if w.aqm == crate::Aqm::FqCodel {
+        for i in (w.ap.is_some() as usize)..members.len() {
+            h.set_station_fq_codel(i);
+        }
+    }
     if trace_queues {
         for i in 0..members.len() {
             h.queue_trace(i).enable();
