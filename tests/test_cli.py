@@ -146,7 +146,7 @@ def test_shell_completion_offers_commands_and_bundled_names():
         return subprocess.run([str(exe)], env=env, capture_output=True, text=True).stdout.split()
 
     assert complete("lasthop sh") == ["show"]
-    assert complete("lasthop run h") == ["home", "hetperf", "home-ac"]
+    assert complete("lasthop run h") == ["home", "hetperf", "home-ac", "home-ax"]
 
 
 def test_misspelt_paths_names_and_choices_get_did_you_mean():

@@ -336,4 +336,4 @@ def test_ending_anomaly_directions(tmp_path):
     assert row(t, "driver queue of 1424 packets (ath10k), a CUBIC download and a ping: with AQL").verdict.startswith("meets")
     assert row(t, "driver queue of 1424 packets (ath10k), a CUBIC download and a ping: without AQL").ours > 1000
     # rrul_be on an 802.11ax AP: mac80211's queues cut the working latency (published 10x).
-    assert row(t, "the FIFO against airtime").verdict.startswith("same direction")
+    assert row(t, "the FIFO against airtime", "mean round trip").verdict.startswith("same direction")

@@ -203,9 +203,28 @@ def wlan_lines(s: dict) -> list[str]:
     return lines
 
 
+def rpm_category(rpm: float) -> str:
+    """The responsiveness draft's category of an RPM (draft-ietf-ippm-responsiveness-08)."""
+    return "Poor" if rpm < 300 else "Fair" if rpm < 1000 else "Good" if rpm < 6000 else "Excellent"
+
+
+def round_trip_lines(s: dict) -> list[str]:
+    """One line per echo flow of run summary `s`: its round trips and responsiveness."""
+    lines = []
+    for f in s["flows"]:
+        rt = f.get("round_trip")
+        if not rt or rt["rpm"] is None:
+            continue
+        d = rt["rtt_ms"]
+        lines.append(f"round trips of {f['name']}: mean {_ms(d['mean'])}, p95 {_ms(d['p95'])}, p99 {_ms(d['p99'])}; "
+                     f"responsiveness {rt['rpm']:.0f} RPM ({rpm_category(rt['rpm'])}; 60 000 / the best 95 %'s mean "
+                     f"{_ms(rt['trimmed_mean_ms'])}); {rt['echoes_lost']} lost")
+    return lines
+
+
 def print_summary(res) -> None:
     console.print(summary_table(res.summary, console.width))
-    for line in wlan_lines(res.summary):
+    for line in round_trip_lines(res.summary) + wlan_lines(res.summary):
         console.print(Text(line))
 
 

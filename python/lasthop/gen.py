@@ -100,6 +100,18 @@ def recv(listen: str = "127.0.0.1:9000", *, token: str | None = None, out: str |
 
 
 
+def _echo_flows(text: str) -> list[str]:
+    """The names of the flows of flows-file `text` that ask for an echo (none if it does not
+    parse: the generator's own parser then says why)."""
+    import tomllib
+
+    try:
+        flows = tomllib.loads(text).get("flows", [])
+    except (tomllib.TOMLDecodeError, AttributeError):
+        return []
+    return [str(f.get("name")) for f in flows if isinstance(f, dict) and f.get("echo") is True]
+
+
 def send(
     to: str,
     flows: str | Path | None = None,
@@ -157,6 +169,10 @@ def send(
         file = str(path)
     else:
         file = "command-line flags"
+    echo = _echo_flows(text) if meter != "rtt" else []
+    if echo:
+        raise GenError(f"{file}: flows {', '.join(echo)} set echo = true; run with --meter rtt (the receiver then echoes "
+                       "every UDP flow, as D-ITG's -m rttm) to measure their round trips")
     if out is not None:
         check_output(out, "run", force)
     # lh-<pid>-gen-*: what a killed sender leaves, the next start removes (lasthop_gen::workdir).

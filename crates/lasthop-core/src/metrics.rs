@@ -183,6 +183,30 @@ pub struct FlowSummary {
     pub jitter_ms: JitterStats,
 }
 
+/// The share of round trips responsiveness keeps: the best 95 % (draft-ietf-ippm-
+/// responsiveness-08 §4.4, a one-sided trimmed mean).
+pub const RPM_KEEP: f64 = 0.95;
+
+/// Round trips of a flow whose receiver echoes each packet (`echo = true`): what an irtt or
+/// UDP_RR probe under load measures, and the responsiveness it gives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundTrip {
+    /// Echoes that came back, packets.
+    pub echoes: u64,
+    /// Requests or echoes lost on the way, packets.
+    pub echoes_lost: u64,
+    /// Round-trip time from a request's send time to its echo's arrival, ms.
+    pub rtt_ms: DelayStats,
+    /// The mean of the best 95 % of the round trips (the responsiveness draft's one-sided
+    /// trimmed mean), ms.
+    pub trimmed_mean_ms: Option<f64>,
+    /// Responsiveness, round trips per minute: 60 000 / `trimmed_mean_ms` (draft-ietf-ippm-
+    /// responsiveness-08 §4.4, from these probes alone, not the draft's HTTP/2 and TLS
+    /// probes: an "RPM-equivalent"). Poor < 300, Fair 300-1000, Good 1000-6000, Excellent
+    /// > 6000 (the draft's categories).
+    pub rpm: Option<f64>,
+}
+
 /// Accumulates the metrics of one flow, direction sender → receiver.
 #[derive(Debug)]
 pub struct FlowMeter {
@@ -313,6 +337,33 @@ impl Quantiles {
         }
         out.resize(qs.len(), last);
         Some(out)
+    }
+}
+
+impl Quantiles {
+    /// The mean of the smallest `keep` share of the values (a one-sided trimmed mean: the
+    /// nearest rank of `keep` of them), ns; None before any sample. Past the exact samples each
+    /// histogram bucket counts at its median equivalent value.
+    fn trimmed_mean(&self, keep: f64) -> Option<f64> {
+        if self.n == 0 {
+            return None;
+        }
+        let k = self.rank(keep);
+        let Some(h) = self.hist.as_ref() else {
+            let mut sorted = self.exact.clone();
+            sorted.sort_unstable();
+            return Some(sorted[..k as usize].iter().map(|&v| v as f64).sum::<f64>() / k as f64);
+        };
+        let (mut left, mut sum) = (k, 0.0);
+        for v in h.iter_recorded() {
+            let take = v.count_since_last_iteration().min(left);
+            sum += take as f64 * h.median_equivalent(v.value_iterated_to()).clamp(self.min, self.max) as f64;
+            left -= take;
+            if left == 0 {
+                break;
+            }
+        }
+        Some(sum / k as f64)
     }
 }
 
@@ -470,6 +521,22 @@ impl FlowMeter {
             s.ipdv_count += 1;
             s.ipdv_abs_sum_ns += a as u128;
             s.ipdv_abs_max_ns = s.ipdv_abs_max_ns.max(a);
+        }
+    }
+
+    /// The round trips of an echo flow, measured by the meter of its echoes (whose "one-way"
+    /// delay runs from the request's send time to the echo's arrival), and the responsiveness
+    /// they give.
+    /// `requests_lost`: the requests that never reached the echoing end.
+    pub fn round_trip(&self, active: Duration, requests_lost: u64) -> RoundTrip {
+        let s = self.summary(active);
+        let trimmed = self.delay.delay_q.trimmed_mean(RPM_KEEP).map(ms);
+        RoundTrip {
+            echoes: s.received_packets,
+            echoes_lost: requests_lost + s.lost_packets,
+            rtt_ms: s.delay_ms,
+            trimmed_mean_ms: trimmed,
+            rpm: trimmed.filter(|&t| t > 0.0).map(|t| 60_000.0 / t),
         }
     }
 
@@ -813,6 +880,45 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
     let sum: f64 = xs.iter().sum();
     let squares: f64 = xs.iter().map(|x| x * x).sum();
     (squares > 0.0).then(|| sum * sum / (xs.len() as f64 * squares))
+}
+
+#[cfg(test)]
+mod round_trip_tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn responsiveness_is_60000_over_the_best_95_percents_mean() {
+        // Round trips of 1, 2, ..., 100 ms: the best 95 % are 1..=95 ms (nearest rank 95 of
+        // 100), their mean 48 ms, so RPM = 60 000 / 48 = 1250 (draft-ietf-ippm-responsiveness).
+        let mut m = FlowMeter::new(Duration::from_millis(100));
+        for i in 1..=100u64 {
+            m.on_sent(Time(i * 1000 * MS), 64);
+            m.on_received(Time(i * 1000 * MS + i * MS), Time(i * 1000 * MS), i as u32, 64);
+        }
+        let rt = m.round_trip(Duration::from_secs(101), 2);
+        assert_eq!((rt.echoes, rt.echoes_lost), (100, 2));
+        assert_eq!(rt.trimmed_mean_ms, Some(48.0));
+        assert_eq!(rt.rpm, Some(1250.0));
+        assert_eq!(rt.rtt_ms.p99, Some(99.0));
+    }
+
+    #[test]
+    fn the_trimmed_mean_past_the_exact_samples_comes_from_the_histogram() {
+        // 9 500 round trips of 10 ms and 500 of 1 s (10 000: past the 4 096 exact samples). The
+        // best 95 % are exactly the 10 ms ones: 10 ms within the histogram's 0.1 %, ~6000 RPM.
+        let mut m = FlowMeter::new(Duration::from_millis(100));
+        for i in 0..10_000u64 {
+            let rtt = if i % 20 == 0 { 1000 * MS } else { 10 * MS };
+            m.on_sent(Time(i * MS), 64);
+            m.on_received(Time(i * MS + rtt), Time(i * MS), i as u32, 64);
+        }
+        let rt = m.round_trip(Duration::from_secs(20), 0);
+        let t = rt.trimmed_mean_ms.unwrap();
+        assert!((t / 10.0 - 1.0).abs() < 1e-3, "{t}");
+        assert!((rt.rpm.unwrap() / 6000.0 - 1.0).abs() < 1e-3);
+    }
 }
 
 #[cfg(test)]

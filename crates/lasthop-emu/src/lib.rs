@@ -432,7 +432,11 @@ fn refuse_unsupported(s: &Scenario) -> Result<(), EmuError> {
         .filter(|(_, f)| f.world == FlowWorld::Model && f.tcp.as_ref().is_some_and(|p| p.receiver_awnd.is_some()))
         .map(|(i, f)| format!("flows[{i}] ({:?}).tcp.receiver_awnd", f.name))
         .collect();
+    let echo: Vec<String> = s.flows.iter().enumerate().filter(|(_, f)| f.echo).map(|(i, f)| format!("flows[{i}] ({:?}).echo", f.name)).collect();
     let mut what = Vec::new();
+    if !echo.is_empty() {
+        what.push(format!("UDP echo flows (round trips; the simulator runs them, `lasthop gen --meter rtt` measures real ones): {}", echo.join(", ")));
+    }
     if !awnd.is_empty() {
         what.push(format!("the receiver-side advertised window of paper 004 on a modelled (world = \"model\") receiver: {}", awnd.join(", ")));
     }
@@ -598,6 +602,7 @@ fn output(
             stop_s: f.stop.min(end).as_secs_f64(),
             forward: f.forward.summary(active),
             reverse: ReverseSummary::from(&f.reverse.summary(active)),
+            round_trip: None,
             connection: None,
         };
         match by_flow[i].take() {

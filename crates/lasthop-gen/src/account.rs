@@ -163,6 +163,7 @@ pub fn report(
             connection: connection(i, &forward),
             forward,
             reverse: ReverseSummary::from(&FlowMeter::light(interval).summary(active)),
+            round_trip: None,
         });
     }
     let cdf = delay_cdf_table(flows.iter().map(|f| (f.name.as_str(), &f.account.meter)));

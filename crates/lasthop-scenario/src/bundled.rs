@@ -8,6 +8,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("wcdma", include_str!("../../../scenarios/wcdma.toml")),
     ("hetperf", include_str!("../../../scenarios/hetperf.toml")),
     ("home-ac", include_str!("../../../scenarios/home-ac.toml")),
+    ("home-ax", include_str!("../../../scenarios/home-ax.toml")),
     ("rrul", include_str!("../../../scenarios/rrul.toml")),
 ];
 

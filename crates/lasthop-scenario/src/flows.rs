@@ -56,6 +56,12 @@ pub struct Flow {
     /// out-of-order delivery. UDP flows only; default false.
     #[serde(default)]
     pub discard_reordered: bool,
+    /// UDP flows: the receiver sends each packet straight back (an echo, as irtt or netperf's
+    /// UDP_RR and D-ITG's round-trip meter do), and the flow reports its round trips and the
+    /// responsiveness they give (`round_trip`: RTT statistics, the best 95 %'s trimmed mean,
+    /// RPM). Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub echo: bool,
     pub app: App,
     /// TCP parameters (TCP flows only).
     #[serde(default)]
@@ -610,6 +616,9 @@ impl Scenario {
                 }
             }
             _ => {}
+        }
+        if transport == Transport::Tcp && f.echo {
+            p.push(format!("{fid}.echo applies to UDP flows (the receiver sends each datagram back); a TCP flow's round trips are its ACKs (probes.tcp traces them)"));
         }
         if transport == Transport::Tcp && f.discard_reordered {
             p.push(format!("{fid}.discard_reordered applies to UDP flows; TCP puts reordered segments back in order"));

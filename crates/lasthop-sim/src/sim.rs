@@ -93,6 +93,9 @@ struct FlowState {
     period: ActivePeriod,
     meters: FlowMeters,
     kind: FlowKind,
+    /// UDP: the receiver echoes each datagram (`echo = true`); the reverse meter measures
+    /// round trips.
+    echo: bool,
 }
 
 /// The header fields a flow's packets carry: its two nodes, their ports and the DSCP. Data goes
@@ -128,7 +131,8 @@ struct ActivePeriod {
 struct FlowMeters {
     /// Data direction src -> dst.
     forward: FlowMeter,
-    /// Reverse direction (TCP ACKs).
+    /// Reverse direction (TCP ACKs; a UDP echo flow's echoes, stamped with their request's
+    /// send time, so its delays are round trips).
     reverse: FlowMeter,
     next_seq: [u32; 2],
     records: Option<PacketRecords>,

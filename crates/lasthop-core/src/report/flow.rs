@@ -5,7 +5,7 @@
 //! The metric definitions (RFC 7679 delay, RFC 3393 IPDV, RFC 3550 jitter, RFC 7680 loss by
 //! cause) live in [`crate::metrics`]; this module only fixes how they are reported.
 
-use crate::metrics::{FlowSummary, LossByCause};
+use crate::metrics::{FlowSummary, LossByCause, RoundTrip};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -35,8 +35,11 @@ pub struct FlowReport {
     /// The data direction src → dst (its keys sit in the flow's object itself).
     #[serde(flatten)]
     pub forward: FlowSummary,
-    /// The reverse direction dst → src (TCP's ACKs; all zero for UDP).
+    /// The reverse direction dst → src (TCP's ACKs; a UDP flow's echoes; else all zero).
     pub reverse: ReverseSummary,
+    /// A UDP flow with `echo = true`: its round trips and the responsiveness they give.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip: Option<RoundTrip>,
     /// TCP only: response time and the connection's end state (absent for UDP).
     #[serde(flatten)]
     pub connection: Option<TcpConnectionReport>,

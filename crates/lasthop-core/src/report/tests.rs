@@ -47,6 +47,7 @@ fn tcp_flow() -> FlowReport {
         start_s: 0.0,
         stop_s: 2.0,
         reverse: ReverseSummary::from(&forward),
+        round_trip: None,
         forward,
         connection: Some(TcpConnectionReport {
             response_time_s: None,
@@ -83,6 +84,7 @@ fn udp_flow() -> FlowReport {
             lost_by_cause: LossByCause { queue_drop: 0, ..loss(0) },
             delay_ms: MeanMax { mean: None, max: None },
         },
+        round_trip: None,
         forward,
         connection: None,
     }

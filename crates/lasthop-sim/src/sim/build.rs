@@ -136,11 +136,12 @@ impl Simulation {
                     }
                     m
                 },
-                reverse: FlowMeter::light(self.interval),
+                reverse: if f.echo { FlowMeter::new(self.interval) } else { FlowMeter::light(self.interval) },
                 next_seq: [0, 0],
                 records: self.scenario.probes.packets.contains(&f.name).then(PacketRecords::default),
             },
             kind,
+            echo: f.echo,
         }
     }
 }

@@ -109,6 +109,16 @@ impl Simulation {
         self.send_from(src, p);
     }
 
+    /// The receiver of echo flow `fi` sends request `p` straight back: the same size, number
+    /// and DSCP, stamped with the request's send time so that its arrival gives the round trip.
+    pub(super) fn send_echo(&mut self, fi: usize, p: Packet) {
+        let FlowEnds { src, dst, sport, dport, .. } = self.flows[fi].ends;
+        let echo = Packet { uid: self.next_uid, src: dst, dst: src, sport: dport, dport: sport, ..p };
+        self.next_uid += 1;
+        self.flows[fi].meters.reverse.on_sent(self.now, echo.wire_len());
+        self.send_from(dst, echo);
+    }
+
     /// Lets the sending application write what it wants and the socket accepts.
     pub(super) fn pump_writer(&mut self, fi: usize) {
         if matches!(&self.flows[fi].kind, FlowKind::Tcp(t) if t.file.is_some()) {

@@ -284,9 +284,13 @@ impl Simulation {
             }
         }
         match p.proto {
-            Protocol::Udp => {
+            Protocol::Udp if forward => {
                 self.flows[fi].meters.forward.on_delivered(now, p.payload_len as u64);
+                if self.flows[fi].echo {
+                    self.send_echo(fi, p);
+                }
             }
+            Protocol::Udp => self.flows[fi].meters.reverse.on_delivered(now, p.payload_len as u64),
             Protocol::Tcp => {
                 let seg = Segment { hdr: p.tcp, payload_len: p.payload_len };
                 let end = if forward { End::Server } else { End::Client };

@@ -99,6 +99,7 @@ impl Simulation {
             let active = completed.unwrap_or(stop).since(f.period.start);
             let forward = f.meters.forward.summary(active);
             let reverse = ReverseSummary::from(&f.meters.reverse.summary(active));
+            let round_trip = f.echo.then(|| f.meters.reverse.round_trip(active, forward.lost_packets));
             let connection = match &mut f.kind {
                 FlowKind::Tcp(t) => {
                     let connection = tcp_connection(t, f.period.start, live_max.get(&fi).copied());
@@ -130,6 +131,7 @@ impl Simulation {
                 stop_s: stop.as_secs_f64(),
                 forward,
                 reverse,
+                round_trip,
                 connection,
             });
         }

@@ -471,3 +471,28 @@ fn bbr_is_not_halved_by_random_loss() {
     assert!(reno < 3.2e6, "NewReno {:.2} Mb/s should sit near Mathis' 2.85", reno / 1e6);
     assert!(bbr > 2.0 * reno && bbr > 7e6, "BBR {:.2} Mb/s vs NewReno {:.2}", bbr / 1e6, reno / 1e6);
 }
+
+#[test]
+fn an_echo_flow_measures_round_trips_and_their_responsiveness() {
+    // A UDP probe of 100 B payload (128 B IP) every 100 ms across 100 Mb/s, 1 ms and 10 Mb/s,
+    // 20 ms, echoed by the receiver: each way 128 · 8 / 100 Mb/s + 1 ms + 128 · 8 / 10 Mb/s +
+    // 20 ms = 21.11264 ms on an idle path, so every round trip is 42.22528 ms (by hand), the
+    // best 95 %'s mean too, and RPM = 60 000 / 42.22528 = 1420.95.
+    let text = dumbbell(
+        "10s",
+        "rate = \"10Mbps\"\ndelay = \"20ms\"\nqueue = \"100p\"",
+        "[[flows]]\nname = \"probe\"\nsrc = \"sender\"\ndst = \"receiver\"\necho = true\napp = { type = \"cbr\", size = \"100B\", interval = \"100ms\" }\n",
+    );
+    let out = run(&text, &[]);
+    let f = out.flow("probe").unwrap();
+    let rt = f.round_trip.as_ref().expect("an echo flow reports its round trips");
+    let rtt = 2.0 * (128.0 * 8.0 / 100e6 + 1e-3 + 128.0 * 8.0 / 10e6 + 20e-3) * 1e3;
+    assert!((rt.rtt_ms.mean.unwrap() - rtt).abs() < 1e-6 && (rt.rtt_ms.max.unwrap() - rtt).abs() < 1e-6, "{:?} against {rtt}", rt.rtt_ms);
+    assert!((rt.rpm.unwrap() - 60_000.0 / rtt).abs() < 1e-6, "{:?}", rt.rpm);
+    assert!((f.forward.delay_ms.mean.unwrap() - rtt / 2.0).abs() < 1e-6, "the request's one-way delay");
+    assert_eq!((rt.echoes, rt.echoes_lost, f.reverse.sent_packets), (f.forward.received_packets, 0, f.forward.received_packets));
+    // Not for TCP, whose ACKs are its round trips.
+    let tcp = text.replace("echo = true\napp = { type = \"cbr\", size = \"100B\", interval = \"100ms\" }", "echo = true\napp = { type = \"bulk\" }");
+    let e = Scenario::from_toml_str(&tcp, "test.toml", &[]).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("probe") && e.contains("echo applies to UDP flows"), "{e}");
+}
