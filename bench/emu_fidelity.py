@@ -61,6 +61,11 @@ CASES: dict[str, tuple[str, list[str], str, list[str], float]] = {
     # and an EF call; the channel at 20 MHz (~60 Mb/s of goodput), within what the emulator
     # carries on two cores.
     "home-ac-cubic": ("home-ac", ["simulation.duration=60s", "wlans.home.width=20"], "download", ["game-down", "call-down"], 10.0),
+    # Today's home on 802.11ax (scenarios/home-ax.toml) with mac80211's FQ-CoDel and airtime
+    # fairness at the AP (issue 28): 20 MHz and one stream (~80 Mb/s in all, what the emulator
+    # carries on two cores), CUBIC downloads to a laptop and an old 802.11n one, a 4K stream.
+    "home-ax-airtime": ("home-ax", ["wlans.home.width=20", "wlans.home.streams=1", "wlans.home.ap_queueing=airtime"], "download",
+                        ["game-down", "call-down"], 5.0),
 }
 
 # Flags of `lasthop emu run` only, per case.

@@ -8,8 +8,9 @@ Linux CUBIC and BBR downloads through the emulated AP, `lasthop emu run`).
     sudo .venv/bin/python bench/home_ax_queues.py --emulate  # and emulated (real time: ~40 min)
     .venv/bin/python bench/home_ax_queues.py --print         # print the section instead
 
-With --emulate both worlds run the WLAN at 20 MHz (`wlans.home.width=20`), what the emulator
-carries in real time on two cores (EMULATION.md); without it, the scenario's 80 MHz. The
+With --emulate both worlds run the WLAN at 20 MHz with one stream (`wlans.home.width=20`,
+`wlans.home.streams=1`: ~80 Mb/s in all, what the emulator carries in real time on two cores,
+EMULATION.md); without it, the scenario's 80 MHz and two streams. The
 section goes between markers in EMULATION.md with a figure in docs/figures/.
 """
 
@@ -38,7 +39,7 @@ OPTIONS: dict[str, list[str]] = {
     "SAP-LAW + airtime": ["SAP", "wlans.home.ap_queueing=airtime"],
 }
 #: SAP-LAW's C: about what the cell carries (the paper sets 18 of ~20 Mb/s on 802.11g).
-CAPACITY = {80: "200Mbps", 20: "60Mbps"}
+CAPACITY = {80: "200Mbps", 20: "70Mbps"}
 
 
 def lasthop() -> str:
@@ -66,7 +67,7 @@ def one_run(world: str, sets: list[str], seed: int) -> dict:
 
 def measure(worlds: list[tuple[str, str]], width: int | None, seeds: list[int]) -> dict:
     """{(option, world label): [run per seed]}."""
-    base = [f"wlans.home.width={width}"] if width else []
+    base = [f"wlans.home.width={width}", "wlans.home.streams=1"] if width else []
     cap = CAPACITY[width or 80]
     out = {}
     for option, sets in OPTIONS.items():
@@ -87,7 +88,7 @@ def section(results: dict, width: int | None, seeds: list[int]) -> str:
     mhz = width or 80
     lines = [BEGIN, "## Today's home: which AP queue helps the game and the call (`home-ax`)", "",
              f"Made by `bench/home_ax_queues.py{' --emulate' if any('emulated' in k[1] for k in results) else ''}`: "
-             f"`scenarios/home-ax.toml` (an 802.11ax AP at {mhz} MHz, a CUBIC download to a laptop, another to an "
+             f"`scenarios/home-ax.toml` (an 802.11ax AP at {mhz} MHz{', one stream' if width else ''}, a download to a laptop, another to an "
              "old 802.11n laptop 25 m away, a 25 Mb/s 4K stream, a game, an AF41 video call), each AP option "
              f"below, medians over seeds {seeds[0]}-{seeds[-1]}. Game and call: the downlink flows' one-way delay "
              "(mean / p99, ms; 10 and 20 ms of it are their wires), RFC 3550 jitter (ms) and loss (%); downloads: "
