@@ -25,8 +25,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BEGIN = "<!-- begin: bench/home_ax_queues.py -->"
-END = "<!-- end: bench/home_ax_queues.py -->"
+def markers(emulate: bool) -> tuple[str, str]:
+    """The section's markers in EMULATION.md: one section per mode."""
+    what = "bench/home_ax_queues.py" + (" --emulate" if emulate else "")
+    return f"<!-- begin: {what} -->", f"<!-- end: {what} -->"
 SAP_LAW = "wlans.home.sap_law={ capacity = \"%s\" }"
 
 #: name -> overrides of home-ax (the SAP-LAW capacity is filled in per width).
@@ -84,9 +86,12 @@ def med(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def section(results: dict, width: int | None, seeds: list[int]) -> str:
+def section(results: dict, width: int | None, seeds: list[int], emulate: bool) -> str:
     mhz = width or 80
-    lines = [BEGIN, "## Today's home: which AP queue helps the game and the call (`home-ax`)", "",
+    begin, end = markers(emulate)
+    figure_name = figure_file(emulate).name
+    lines = [begin, "## Today's home: which AP queue helps the game and the call (`home-ax`"
+             + (", simulated and emulated)" if emulate else ")"), "",
              f"Made by `bench/home_ax_queues.py{' --emulate' if any('emulated' in k[1] for k in results) else ''}`: "
              f"`scenarios/home-ax.toml` (an 802.11ax AP at {mhz} MHz{', one stream' if width else ''}, a download to a laptop, another to an "
              "old 802.11n laptop 25 m away, a 25 Mb/s 4K stream, a game, an AF41 video call), each AP option "
@@ -103,8 +108,8 @@ def section(results: dict, width: int | None, seeds: list[int]) -> str:
                      f"{g('game', 'mean'):.1f} / {g('game', 'p99'):.1f} | {g('game', 'jitter'):.2f} | {g('game', 'loss'):.2f} | "
                      f"{g('call', 'mean'):.1f} / {g('call', 'p99'):.1f} | {g('call', 'jitter'):.2f} | {g('call', 'loss'):.2f} | "
                      f"{jain_cell} |")
-    lines += ["", "![home-ax: the game's p99 delay and the download's goodput per AP option](docs/figures/home_ax_queues.png)", "",
-              END]
+    lines += ["", f"![home-ax: the game's p99 delay and the download's goodput per AP option](docs/figures/{figure_name})", "",
+              end]
     return "\n".join(lines) + "\n"
 
 
@@ -133,10 +138,15 @@ def figure(results: dict, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def write_section(path: Path, text: str) -> None:
+def figure_file(emulate: bool) -> Path:
+    return ROOT / "docs" / "figures" / ("home_ax_queues_emulated.png" if emulate else "home_ax_queues.png")
+
+
+def write_section(path: Path, text: str, emulate: bool) -> None:
+    begin, end = markers(emulate)
     old = path.read_text() if path.exists() else ""
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + text + old[old.index(END) + len(END) + 1:]
+    if begin in old and end in old:
+        new = old[: old.index(begin)] + text + old[old.index(end) + len(end) + 1:]
     else:
         new = old.rstrip("\n") + "\n\n" + text
     path.write_text(new)
@@ -153,12 +163,12 @@ def main() -> None:
     worlds = [("sim", "cubic")] + ([("emu", "cubic"), ("sim", "bbr"), ("emu", "bbr")] if args.emulate else [])
     seeds = list(range(1, args.seeds + 1))
     results = measure(worlds, width, seeds)
-    text = section(results, width, seeds)
+    text = section(results, width, seeds, args.emulate)
     if args.print:
         sys.stdout.write(text)
         return
-    figure(results, ROOT / "docs" / "figures" / "home_ax_queues.png")
-    write_section(ROOT / "EMULATION.md", text)
+    figure(results, figure_file(args.emulate))
+    write_section(ROOT / "EMULATION.md", text, args.emulate)
 
 
 if __name__ == "__main__":

@@ -219,3 +219,19 @@ def test_the_summary_fits_the_terminal_with_units_per_value(tmp_path):
     # A run ends by naming its report.
     r = lasthop_cli("run", "dumbbell", "--set", "simulation.duration=1s", "--out", str(tmp_path / "r"))
     assert r.stdout.splitlines()[-1] == f"report:  {tmp_path / 'r' / 'report.html'}", r.stdout
+
+
+def test_an_echo_flow_shows_its_round_trips_and_rpm_in_the_console_the_report_and_compare(tmp_path):
+    # A probe echoed across a 20 ms, 10 Mb/s link: every round trip 2 · (20 ms + 128 B at 10 Mb/s)
+    # = 40.2048 ms on the idle path, so RPM = 60 000 / 40.2048 = 1492 (Good).
+    scenario = tmp_path / "echo.toml"
+    scenario.write_text('[simulation]\nduration = "5s"\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "b"\n'
+                        '[[links]]\na = "a"\nb = "b"\nrate = "10Mbps"\ndelay = "20ms"\n'
+                        '[[flows]]\nname = "probe"\nsrc = "a"\ndst = "b"\necho = true\n'
+                        'app = { type = "cbr", size = "100B", interval = "100ms" }\n')
+    r = lasthop_cli("run", str(scenario), "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    assert "round trips of probe: mean 40.2 ms" in r.stdout and "1492 RPM (Good" in r.stdout, r.stdout
+    assert "Round trips of the echo flows" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    c = lasthop_cli("compare", str(tmp_path / "out"), "--metric", "round_trip_rpm", "--out", str(tmp_path / "cmp"))
+    assert c.returncode == 0 and "1.49 k" in c.stdout, c.stdout + c.stderr

@@ -203,13 +203,10 @@ def wlan_lines(s: dict) -> list[str]:
     return lines
 
 
-def rpm_category(rpm: float) -> str:
-    """The responsiveness draft's category of an RPM (draft-ietf-ippm-responsiveness-08)."""
-    return "Poor" if rpm < 300 else "Fair" if rpm < 1000 else "Good" if rpm < 6000 else "Excellent"
-
-
 def round_trip_lines(s: dict) -> list[str]:
     """One line per echo flow of run summary `s`: its round trips and responsiveness."""
+    from lasthop.stats import rpm_category
+
     lines = []
     for f in s["flows"]:
         rt = f.get("round_trip")

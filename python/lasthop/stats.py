@@ -7,7 +7,8 @@ Accuracy (measured against scipy.stats.t, which lasthop does not depend on): for
 the quantile has a relative error below 5e-14 (rounding in the closed form's sum of up to df/2
 terms); beyond `_SERIES_MAX_DF` it is the Cornish-Fisher expansion about the normal quantile
 (A&S 26.7.5), below 1e-15 there for p = 0.975 and below 1e-12 out to p = 0.9999.
-tests/test_stats.py checks published table values.
+tests/test_stats.py checks published table values. Also the responsiveness draft's RPM categories
+(`rpm_category`), which the console and the report name.
 """
 
 from __future__ import annotations
@@ -128,3 +129,9 @@ def t975(df: int) -> float:
     """The 0.975 quantile of Student's t: the half-width of a two-sided 95 % confidence interval
     for a mean of df + 1 samples is t975(df) · s / √(df + 1)."""
     return t_quantile(0.975, _whole_df(df))
+
+
+def rpm_category(rpm: float) -> str:
+    """The responsiveness draft's category of an RPM (draft-ietf-ippm-responsiveness-08): Poor
+    below 300, Fair to 1000, Good to 6000, Excellent above."""
+    return "Poor" if rpm < 300 else "Fair" if rpm < 1000 else "Good" if rpm < 6000 else "Excellent"

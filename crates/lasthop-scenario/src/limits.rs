@@ -171,6 +171,7 @@ pub const LIMITS: &[Limit] = &[
     l("Wlan", "station_mcs", Range::Int(0, 11)),
     l("Wlan", "snr_db", Range::Real(-20.0, 100.0)),
     l("Wlan", "station_snr_db", Range::Real(-20.0, 100.0)),
+    l("Wlan", "airtime_weights", Range::Int(1, 65_535)),
     l("Wlan", "max_ampdu", size(1_600, 6_500_631)),
     l("Wlan", "tx_power_dbm", Range::Real(-30.0, 40.0)),
     l("Wlan", "path_loss_exponent", Range::Real(1.0, 8.0)),

@@ -229,6 +229,11 @@ pub struct Wlan {
     /// "airtime" (those queues with airtime fairness) or "aql" (and Airtime Queue Limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ap_queueing: Option<ApQueueing>,
+    /// 802.11n/ac/ax with `ap_queueing` "airtime" or "aql": stations' airtime weights, µs per
+    /// round of the AP's deficit scheduler (mac80211's `airtime_weight`, default 256): backlogged
+    /// stations get airtime in proportion (e.g. { tv = 512 }: twice the others').
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub airtime_weights: BTreeMap<String, u32>,
     /// 802.11n/ac/ax with `ap_queueing` other than "legacy": the packets the AP's driver or
     /// firmware holds below mac80211's station queues until their transmission is done (e.g.
     /// "1424p", ath10k's descriptors); A-MPDUs are composed from it. Default: none (A-MPDUs
@@ -476,6 +481,7 @@ fn validate_legacy_rates(wid: &str, w: &Wlan, p: &mut Vec<String>) {
         ("station_standard", !w.station_standard.is_empty()),
         ("ap_queueing", w.ap_queueing.is_some()),
         ("ap_driver_queue", w.ap_driver_queue.is_some()),
+        ("airtime_weights", !w.airtime_weights.is_empty()),
         ("rate_control", w.rate_control.is_some()),
         ("tx_power_dbm", w.tx_power_dbm.is_some()),
         ("path_loss_exponent", w.path_loss_exponent.is_some()),
@@ -644,6 +650,14 @@ impl Scenario {
         }
         if w.ap_queueing.is_some() && w.ap.is_none() {
             p.push(format!("{wid}.ap_queueing applies to an access point; this WLAN is ad hoc (give it an `ap`)"));
+        }
+        if !w.airtime_weights.is_empty() && !matches!(w.ap_queueing, Some(ApQueueing::Airtime | ApQueueing::Aql)) {
+            p.push(format!("{wid}.airtime_weights weigh the AP's airtime scheduler; set ap_queueing = \"airtime\" or \"aql\""));
+        }
+        for name in w.airtime_weights.keys() {
+            if !members.contains(&name.as_str()) || w.ap.as_ref().is_some_and(|ap| ap.get_ref() == name) {
+                p.push(format!("{wid}.airtime_weights names {name:?}, which is not a station of this WLAN (its members but the AP)"));
+            }
         }
         if let Some(d) = w.ap_driver_queue {
             if w.ap_queueing.unwrap_or_default() == ApQueueing::Legacy {

@@ -449,6 +449,28 @@ def _flow_table(s: dict) -> str:
     return page.table(cols, rows, numeric_from=2)
 
 
+def _round_trip_table(s: dict) -> str:
+    """Echo flows' round trips and responsiveness (empty without echo flows)."""
+    from lasthop.stats import rpm_category
+
+    rows = []
+    for f in s["flows"]:
+        rt = f.get("round_trip")
+        if not rt:
+            continue
+        d = rt["rtt_ms"]
+        ms = lambda v: None if v is None else v / 1e3  # noqa: E731
+        rpm = rt.get("rpm")
+        rows.append([f["name"], f"{rt['echoes']}", f"{rt['echoes_lost']}", eng(ms(d.get("mean")), "s"), eng(ms(d.get("p95")), "s"),
+                     eng(ms(d.get("p99")), "s"), eng(ms(rt.get("trimmed_mean_ms")), "s"),
+                     "–" if rpm is None else f"{rpm:.0f} ({rpm_category(rpm)})"])
+    if not rows:
+        return ""
+    return ("<p>Round trips of the echo flows, and responsiveness: 60 000 / the mean of the best 95 % of round trips "
+            "(draft-ietf-ippm-responsiveness; from these probes alone)</p>"
+            + page.table(["flow", "echoes", "lost", "RTT mean", "RTT p95", "RTT p99", "best 95 % mean", "RPM"], rows, numeric_from=1))
+
+
 def _wlan_tables(s: dict) -> str:
     out = []
     for w in s.get("wlans") or []:
@@ -482,7 +504,7 @@ def _report_parts(data: RunData, progress: ReportProgress | None) -> tuple[list,
             progress(i + 1, len(planned), "preparing the report")
     intro = (f"{html.escape(str(s.get('scenario_file')))}, lasthop {html.escape(str(s.get('lasthop_version')))}, "
              f"{s['simulated_s']:g} s {world_of(s)}" + (f", {s['events_processed']} events." if world_of(s) == "simulated" else "."))
-    tables = page.section("Flows", _flow_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
+    tables = page.section("Flows", _flow_table(s) + _round_trip_table(s)) + "\n" + page.section("Link layer", _wlan_tables(s))
     return figures, planned, intro, tables
 
 

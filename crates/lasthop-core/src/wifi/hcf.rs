@@ -478,6 +478,16 @@ impl Hcf {
         self.driver = driver;
     }
 
+    /// The access point's airtime scheduler gives station `to` `weight` µs per lap (256 by
+    /// default): airtime in proportion to the weights of backlogged stations.
+    pub fn set_airtime_weight(&mut self, to: u16, weight: u32) {
+        for queue in self.stations[0].queues.iter_mut() {
+            if let Some(drr) = queue.airtime.as_mut() {
+                drr.set_weight(to, weight);
+            }
+        }
+    }
+
     /// Station `i` keeps mac80211's FQ-CoDel queues per receiver (a Linux client; call before
     /// anything is queued). Its limit stays `queue_packets` over its categories.
     pub fn set_station_fq_codel(&mut self, i: usize) {

@@ -347,6 +347,9 @@ impl Iterator for NextMpdus<'_> {
 pub struct AirtimeDrr {
     active: VecDeque<u16>,
     deficit: BTreeMap<u16, i64>,
+    /// Receivers' weights where not [`AIRTIME_QUANTUM_US`] (`sta->airtime_weight`, set by
+    /// NL80211_ATTR_AIRTIME_WEIGHT): the quantum their deficit gets each lap, µs.
+    weights: BTreeMap<u16, i64>,
 }
 
 impl AirtimeDrr {
@@ -366,9 +369,13 @@ impl AirtimeDrr {
             if *d >= 0 {
                 return Some(head);
             }
-            *d += AIRTIME_QUANTUM_US;
+            *d += self.weights.get(&head).copied().unwrap_or(AIRTIME_QUANTUM_US);
             self.active.rotate_left(1);
         }
+    }
+    /// Receiver `r`'s deficit gets `weight` µs each lap instead of 256: airtime in proportion.
+    pub fn set_weight(&mut self, r: u16, weight: u32) {
+        self.weights.insert(r, weight as i64);
     }
     /// Charges `us` of airtime to receiver `r` (`ieee80211_sta_register_airtime`).
     pub fn charge(&mut self, r: u16, us: i64) {
@@ -467,6 +474,17 @@ mod tests {
         }
         assert!((airtime[1] - airtime[2]).abs() <= 1000, "{airtime:?}");
         assert!((serves[2] as f64 / serves[1] as f64 - 4.0).abs() < 0.01, "{serves:?}");
+        // Weights: receiver 2 at 512 µs against receiver 1's default 256, both 250 µs per
+        // exchange: airtime 2 : 1 within one lap's worth.
+        let mut drr = AirtimeDrr::default();
+        drr.set_weight(2, 512);
+        let mut got = [0i64; 3];
+        for _ in 0..9_000 {
+            let r = drr.next(&[1, 2]).unwrap();
+            drr.charge(r, 250);
+            got[r as usize] += 250;
+        }
+        assert!((got[2] as f64 / got[1] as f64 - 2.0).abs() < 0.01, "{got:?}");
         // A receiver that empties leaves the list; coming back it joins at the tail.
         assert_eq!(drr.next(&[2]), Some(2));
         assert!(drr.next(&[]).is_none());

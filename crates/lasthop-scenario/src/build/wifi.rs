@@ -100,6 +100,10 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
     let capacity = w.ap_driver_queue.map(packets);
     let driver = (queueing == Q::Aql || capacity.is_some()).then(|| DriverQueue { capacity: capacity.unwrap_or(usize::MAX), aql: (queueing == Q::Aql).then(AqlLimits::default) });
     h.set_ap_queueing(queueing, driver);
+    for (name, &weight) in &w.airtime_weights {
+        let i = members.iter().position(|m| m == name).expect("validated");
+        h.set_airtime_weight(i as u16, weight);
+    }
     if w.aqm == crate::Aqm::FqCodel {
         for i in (w.ap.is_some() as usize)..members.len() {
             h.set_station_fq_codel(i);

@@ -556,3 +556,28 @@ fn an_old_80211n_station_holds_a_modern_ap_until_airtime_fairness() {
     // Jain's index over the stations' airtime rises (the light stations keep theirs small).
     assert!(fair.report.wlans[0].airtime_fairness.unwrap() > legacy.report.wlans[0].airtime_fairness.unwrap() + 0.2);
 }
+
+#[test]
+fn airtime_weights_share_the_aps_airtime_in_proportion() {
+    // Two stations at the same rate, the AP saturating both with UDP, airtime fairness with
+    // station a weighted 512 (mac80211's airtime_weight; b keeps 256): the exchanges with a
+    // take twice the air of those with b (the scheduler's unit test counts it by hand), so a
+    // gets twice the throughput.
+    let toml = |extra: &str| {
+        format!(
+            "{}\n{extra}\n[[flows]]\nname = \"to-a\"\nsrc = \"AP\"\ndst = \"a\"\napp = {{ type = \"cbr\", size = \"1472B\", interval = \"20us\" }}\n\
+             [[flows]]\nname = \"to-b\"\nsrc = \"AP\"\ndst = \"b\"\napp = {{ type = \"cbr\", size = \"1472B\", interval = \"20us\" }}\n",
+            "[simulation]\nduration = \"3s\"\n[[nodes]]\nname = \"AP\"\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
+             [[wlans]]\nname = \"w\"\nstandard = \"802.11ac\"\nap = \"AP\"\nstations = [\"a\", \"b\"]\nqueue = \"1000p\""
+        )
+    };
+    let out = run(&toml("ap_queueing = \"airtime\"\nairtime_weights = { a = 512 }"));
+    let share = |node: &str| out.report.wlans[0].members.iter().find(|m| m.node == node).unwrap().aggregation.as_ref().unwrap().station_airtime_share;
+    assert!((share("a") / share("b") - 2.0).abs() < 0.05, "{} against {}", share("a"), share("b"));
+    let mbps = |f: &str| out.flow(f).unwrap().forward.goodput_bps;
+    assert!((mbps("to-a") / mbps("to-b") - 2.0).abs() < 0.05, "{} against {}", mbps("to-a"), mbps("to-b"));
+    let e = errors(&toml("airtime_weights = { a = 512 }"));
+    assert!(e.contains("airtime_weights") && e.contains("ap_queueing"), "{e}");
+    let e = errors(&toml("ap_queueing = \"airtime\"\nairtime_weights = { AP = 512 }"));
+    assert!(e.contains("not a station"), "{e}");
+}
