@@ -168,6 +168,9 @@ pub struct Wlan {
     #[serde(default)]
     pub aqm: Aqm,
     /// Queue discipline of the AP alone (its downlink queue, where AQM matters), overriding `aqm`.
+    /// 802.11n/ac/ax with `ap_queueing = "legacy"`: the interface's qdisc above the AP's FIFOs,
+    /// with Linux's defaults ("fq_codel": 10240 packets, 5 ms / 100 ms; "codel": 1000 packets);
+    /// each FIFO takes from it while it holds fewer than `ap_queue` packets.
     #[serde(default)]
     pub ap_aqm: Option<Aqm>,
     /// SAP-LAW at the AP (paper 001): lower TCP's advertised windows to leave room for UDP.
@@ -609,7 +612,11 @@ impl Scenario {
             ("slot", w.slot != SlotTime::Short, "the 9 µs slot of OFDM"),
             ("errors", !matches!(w.errors, WifiErrors::Ideal), "snr_db and station_snr_db (errors per MPDU from the SNR)"),
             ("aqm", w.aqm == Aqm::Codel, "drop-tail queues per access category, or aqm = \"fq_codel\" (mac80211's per-station FQ-CoDel)"),
-            ("ap_aqm", w.ap_aqm.is_some_and(|a| a != Aqm::Droptail), "ap_queueing (\"fq_codel\", \"airtime\" or \"aql\")"),
+            (
+                "ap_aqm",
+                w.ap_aqm.is_some_and(|a| a != Aqm::Droptail) && w.ap_queueing.unwrap_or_default() != ApQueueing::Legacy,
+                "ap_queueing's own queues (mac80211's station queues take packets from the stack themselves: no interface qdisc above them); ap_aqm puts a qdisc above the legacy FIFOs",
+            ),
             ("llc_snap", !w.llc_snap, "MPDUs that always carry LLC/SNAP"),
         ];
         for (field, set, instead) in legacy {

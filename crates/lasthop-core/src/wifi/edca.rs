@@ -24,9 +24,11 @@
 use crate::Duration;
 
 /// The four EDCA access categories, lowest priority first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AccessCategory {
     Background,
+    /// (The category of unmarked traffic, UP 0.)
+    #[default]
     BestEffort,
     Video,
     Voice,

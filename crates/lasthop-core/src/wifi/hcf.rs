@@ -50,6 +50,7 @@ use super::phy::LLC_SNAP_BYTES;
 use super::minstrel::{MinstrelHt, RateChain, TxStatus};
 use super::ppdu::{AggregationLimits, Band, TxVector};
 use super::txq::{AirtimeDrr, ApQueueing, AqlLimits, Waiting, MAC80211_CODEL};
+use crate::mechanisms::aqm::{Qdisc, Queued};
 use crate::rng::SimRng;
 use crate::{Duration, Time};
 use rand_core::RngCore;
@@ -128,7 +129,7 @@ impl HcfConfig {
 }
 
 /// An MSDU waiting at a station.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Msdu {
     pub pkt: u32,
     pub ip_bytes: u32,
@@ -179,6 +180,9 @@ struct Queue {
     /// The access point's driver queue: each receiver's MSDUs there and in Block Ack windows,
     /// their estimated airtime (AQL's `aql_tx_pending`), ns.
     pending_ns: BTreeMap<u16, u64>,
+    /// The access point's interface queue discipline above this category's FIFO (a driver
+    /// before mac80211's queues: the qdisc holds what the FIFO has no room for).
+    qdisc: Option<Box<Qdisc<Msdu>>>,
 }
 
 impl Queue {
@@ -451,6 +455,7 @@ impl Hcf {
                         timeout_end: Time::ZERO,
                         bar_to: None,
                         pending_ns: BTreeMap::new(),
+                        qdisc: None,
                     }),
                     reorder: HashMap::new(),
                     stats: StationStats::default(),
@@ -485,6 +490,35 @@ impl Hcf {
             if let Some(drr) = queue.airtime.as_mut() {
                 drr.set_weight(to, weight);
             }
+        }
+    }
+
+    /// The access point's interface queue discipline (Linux's fq_codel or codel qdisc, made by
+    /// `qdisc()` for each category) above its FIFOs ([`ApQueueing::Legacy`] only: mac80211's
+    /// station queues take packets from the stack themselves, IFF_NO_QUEUE). The FIFO takes
+    /// from it while it holds fewer than `ap_queue_packets` (a driver stopping and waking its
+    /// queue). Call before anything is queued.
+    pub fn set_ap_qdisc(&mut self, qdisc: impl Fn() -> Qdisc<Msdu>) {
+        for queue in self.stations[0].queues.iter_mut() {
+            if !queue.waiting.is_fq() {
+                queue.qdisc = Some(Box::new(qdisc()));
+            }
+        }
+    }
+
+    /// Moves MSDUs of the access point's category `q` from its qdisc into its FIFO at `now`
+    /// while the FIFO has room; the qdisc's AQM drops are reported with CoDel's.
+    fn fill_from_qdisc(&mut self, now: Time, q: usize) {
+        let limit = self.cfg.ap_queue_packets;
+        let queue = &mut self.stations[0].queues[q];
+        let Some(qdisc) = queue.qdisc.as_mut() else { return };
+        let mut dropped = Vec::new();
+        while queue.waiting.len() < limit {
+            let Some(x) = qdisc.dequeue(now, &mut dropped) else { break };
+            queue.waiting.push(now, x.item);
+        }
+        for d in dropped {
+            queue.waiting.note_dropped(d.item);
         }
     }
 
@@ -583,7 +617,8 @@ impl Hcf {
 
     /// Whether station `i`'s queues need flow keys (FQ-CoDel queues hash them).
     pub fn is_fair(&self, i: usize) -> bool {
-        self.stations[i].queues[0].waiting.is_fq()
+        let q = &self.stations[i].queues[0];
+        q.waiting.is_fq() || q.qdisc.as_ref().is_some_and(|d| d.is_fair())
     }
 
     pub fn station_stats(&self, i: usize) -> &StationStats {
@@ -622,7 +657,11 @@ impl Hcf {
 
     /// MSDUs at station `i` over its categories, those in Block Ack windows included.
     pub fn queued(&self, i: usize) -> usize {
-        self.stations[i].queues.iter().map(|q| q.waiting.len() + q.agreements.values().map(|a| a.in_window.len()).sum::<usize>()).sum()
+        self.stations[i]
+            .queues
+            .iter()
+            .map(|q| q.waiting.len() + q.qdisc.as_ref().map_or(0, |d| d.len()) + q.agreements.values().map(|a| a.in_window.len()).sum::<usize>())
+            .sum()
     }
 
     pub fn queue_trace(&mut self, i: usize) -> &mut QueueSamples {
@@ -688,6 +727,21 @@ impl Hcf {
         let queue = &mut station.queues[q];
         let counters = &mut station.counters.per_ac[q];
         let fq = queue.waiting.is_fq();
+        let idle_before = !queue.has_work();
+        if let Some(qdisc) = queue.qdisc.as_mut() {
+            // Through the interface's qdisc: its own limit and drops; the FIFO fills from it.
+            station.stats.enqueued += 1;
+            counters.enqueued += 1;
+            let victim = qdisc.enqueue(Queued { item: Msdu { queued_at: now, ..m }, bytes: m.ip_bytes, flow: m.flow, enqueued: now }).map(|x| x.item);
+            if victim.is_some() {
+                self.stats.queue_drops += 1;
+                station.stats.queue_drops += 1;
+                counters.queue_drops += 1;
+            }
+            self.fill_from_qdisc(now, q);
+            self.after_enqueue(now, i, q, idle_before, aifs_end);
+            return victim;
+        }
         if !fq && queue.waiting.len() >= limit {
             self.stats.queue_drops += 1;
             station.stats.queue_drops += 1;
@@ -696,7 +750,6 @@ impl Hcf {
         }
         station.stats.enqueued += 1;
         counters.enqueued += 1;
-        let idle_before = !queue.has_work();
         queue.waiting.push(now, Msdu { queued_at: now, ..m });
         // FQ-CoDel queues hold the limit over all the station's queues (mac80211's one `fq`).
         let waiting = queue.waiting.len() as u64;
@@ -707,16 +760,20 @@ impl Hcf {
             self.fill_driver(now, q);
         }
         self.record_queue(i, now);
+        self.after_enqueue(now, i, q, idle_before, aifs_end);
+        victim
+    }
+
+    /// A category that had nothing to send now has: it goes at once if the medium has been
+    /// idle for its AIFS, else it backs off.
+    fn after_enqueue(&mut self, now: Time, i: usize, q: usize, idle_before: bool, aifs_end: Time) {
         let queue = &mut self.stations[i].queues[q];
-        if idle_before {
+        if idle_before && queue.has_work() {
             queue.ready_at = now;
-            // A frame finding its category idle and the medium idle for AIFS goes at once; one
-            // finding the medium busy (or not yet idle for AIFS) backs off.
             if !queue.counting && now < aifs_end {
                 self.draw_backoff(i, q);
             }
         }
-        victim
     }
 
     /// Drops the head of the fattest flow over station `i`'s FQ-CoDel queues.
@@ -1086,6 +1143,10 @@ impl Hcf {
                 self.release_airtime(q, to, m);
             }
             self.fill_driver(now, q);
+            self.report_codel_drops(i, q, out);
+        }
+        if i == 0 && self.stations[0].queues[q].qdisc.is_some() {
+            self.fill_from_qdisc(now, q);
             self.report_codel_drops(i, q, out);
         }
         self.record_queue(i, now);

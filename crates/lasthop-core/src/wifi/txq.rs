@@ -277,6 +277,10 @@ impl Waiting {
         self.len -= 1;
         Some(m)
     }
+    /// Notes an MSDU an AQM above these queues dropped (reported with CoDel's).
+    pub fn note_dropped(&mut self, m: Msdu) {
+        self.dropped.push(m);
+    }
     /// The MSDUs CoDel dropped since the last call.
     pub fn take_dropped(&mut self) -> std::vec::Drain<'_, Msdu> {
         self.dropped.drain(..)

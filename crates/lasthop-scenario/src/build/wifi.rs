@@ -100,6 +100,11 @@ pub fn build_hcf(w: &Wlan, rng: &RngStreams, trace_queues: bool) -> Hcf {
     let capacity = w.ap_driver_queue.map(packets);
     let driver = (queueing == Q::Aql || capacity.is_some()).then(|| DriverQueue { capacity: capacity.unwrap_or(usize::MAX), aql: (queueing == Q::Aql).then(AqlLimits::default) });
     h.set_ap_queueing(queueing, driver);
+    if let Some(aqm @ (crate::Aqm::Codel | crate::Aqm::FqCodel)) = w.ap_aqm {
+        // Linux's qdisc defaults: fq_codel 10240 packets, codel 1000 (tc-fq_codel(8), tc-codel(8)).
+        let limit = QueueLimit::Packets(if aqm == crate::Aqm::FqCodel { lasthop_core::mechanisms::aqm::FQ_CODEL_LIMIT } else { 1000 });
+        h.set_ap_qdisc(|| super::build_qdisc(aqm, limit, 1500));
+    }
     for (name, &weight) in &w.airtime_weights {
         let i = members.iter().position(|m| m == name).expect("validated");
         h.set_airtime_weight(i as u16, weight);
