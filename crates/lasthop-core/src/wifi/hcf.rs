@@ -1142,8 +1142,11 @@ impl Hcf {
             for m in &done {
                 self.release_airtime(q, to, m);
             }
-            self.fill_driver(now, q);
-            self.report_codel_drops(i, q, out);
+            // The AP's total fell: every category may hand its stations' MSDUs on now.
+            for c in 0..4 {
+                self.fill_driver(now, c);
+                self.report_codel_drops(i, c, out);
+            }
         }
         if i == 0 && self.stations[0].queues[q].qdisc.is_some() {
             self.fill_from_qdisc(now, q);
