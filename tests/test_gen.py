@@ -292,6 +292,12 @@ def test_a_round_trip_runs_sender_log_holds_its_echoes_as_itgsend_m_rttm_logs_th
         assert abs(logged[1][key] * 1e3 - ours) <= 1.5e-3, (key, logged[1][key], ours)
     assert logged[1]["Minimum delay"] > 0, "a round trip, not the one-way sender record's 0"
     assert logged[2]["Total packets"] == 50 and logged[2]["Maximum delay"] == 0, "the TCP flow's records stay one-way"
+    # The flow's round_trip (as an echo flow's in the simulator): the same round trips, and
+    # RPM = 60 000 / the mean of the best 95 % of them, which lies at or below the mean.
+    rt = res.flow("voice")["round_trip"]
+    assert rt["echoes"] == 100 and rt["rtt_ms"]["mean"] == rtt["mean"]
+    assert rt["trimmed_mean_ms"] <= rt["rtt_ms"]["mean"] and abs(rt["rpm"] - 60_000 / rt["trimmed_mean_ms"]) < 1e-9
+    assert "round_trip" not in res.flow("ctl"), "TCP flows are not echoed"
     # And lasthop import-ditg reads it back as a round-trip log.
     back = import_logs(send_log)
     assert back.summary["scenario"]["meter"] == "rttm"

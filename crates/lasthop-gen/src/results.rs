@@ -340,6 +340,14 @@ pub fn compute(plan: &Plan, m: &Measured, mut packet_tables: PacketTables) -> Re
     };
     let (mut report, mut tables, in_flight) = account::report(header, &entries, plan.interval, end, connection);
     report.header.packets_in_network_at_end = in_flight;
+    // The round-trip meter's echoes give each UDP flow its round trips and responsiveness, as
+    // an echo flow's in the simulator (requests lost: the forward direction's losses).
+    for (i, slot) in rtt.iter().enumerate() {
+        if let Some((mt, _)) = slot {
+            let active = entries[i].stop.since(entries[i].start);
+            report.flows[i].round_trip = Some(mt.round_trip(active, report.flows[i].forward.lost_packets));
+        }
+    }
     if packets {
         for ((mut s, mut r), (sn, rn)) in send_cols.into_iter().zip(recv_cols).zip(names) {
             if let PacketTables::Streamed { .. } = packet_tables {
