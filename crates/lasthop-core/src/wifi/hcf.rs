@@ -342,6 +342,16 @@ impl Link {
     }
 }
 
+/// The receivers a category has something for, ascending: MSDUs it may send, or MPDUs to
+/// retransmit.
+fn backlogged(waiting: &Waiting, agreements: &HashMap<u16, Agreement>) -> Vec<u16> {
+    let mut r: Vec<u16> = waiting.receivers().collect();
+    r.extend(agreements.iter().filter(|(_, a)| a.scoreboard.outstanding() > 0).map(|(to, _)| *to));
+    r.sort_unstable();
+    r.dedup();
+    r
+}
+
 /// The Block Ack window of a link whose frames go at `tx`: the BSS's, or 64 where either end is
 /// not HE (an HT or VHT station in an HE BSS).
 fn agreement_window(cfg: &HcfConfig, tx: &TxVector) -> u16 {
@@ -558,25 +568,27 @@ impl Hcf {
         }
     }
 
-    /// Releases the AQL charge of an MSDU of category `q` to `to` that is done with.
-    fn release_airtime(&mut self, q: usize, to: u16, m: &Msdu) {
-        if m.airtime_ns > 0 {
-            if let Some(p) = self.stations[0].queues[q].pending_ns.get_mut(&to) {
-                *p -= m.airtime_ns as u64;
-            }
-            self.driver_pending_ns -= m.airtime_ns as u64;
+    /// Releases `ns` of AQL charge of the AP's category `q` to `to` (MSDUs done with).
+    fn release_airtime(&mut self, q: usize, to: u16, ns: u64) {
+        if let Some(p) = self.stations[0].queues[q].pending_ns.get_mut(&to) {
+            *p -= ns;
         }
+        self.driver_pending_ns -= ns;
+    }
+
+    /// Counts `n` queue drops (tail, AQM or overflow) in category `q` of station `i`.
+    fn count_queue_drops(&mut self, i: usize, q: usize, n: u64) {
+        let st = &mut self.stations[i];
+        self.stats.queue_drops += n;
+        st.stats.queue_drops += n;
+        st.counters.per_ac[q].queue_drops += n;
     }
 
     /// Reports the MSDUs CoDel dropped in category `q` of station `i`.
     fn report_codel_drops(&mut self, i: usize, q: usize, out: &mut Vec<MacOutput>) {
-        let st = &mut self.stations[i];
-        for m in st.queues[q].waiting.take_dropped() {
-            self.stats.queue_drops += 1;
-            st.stats.queue_drops += 1;
-            st.counters.per_ac[q].queue_drops += 1;
-            out.push(MacOutput::QueueDrop { pkt: m.pkt });
-        }
+        let before = out.len();
+        out.extend(self.stations[i].queues[q].waiting.take_dropped().map(|m| MacOutput::QueueDrop { pkt: m.pkt }));
+        self.count_queue_drops(i, q, (out.len() - before) as u64);
     }
 
     /// Charges an exchange between the access point and station `other` to `other`'s airtime
@@ -723,43 +735,40 @@ impl Hcf {
         let q = ac_index(m.ac);
         let aifs_end = self.aifs_end(i, q);
         let limit = if i == 0 && self.has_ap { self.cfg.ap_queue_packets } else { self.cfg.queue_packets };
-        let station = &mut self.stations[i];
-        let queue = &mut station.queues[q];
-        let counters = &mut station.counters.per_ac[q];
-        let fq = queue.waiting.is_fq();
-        let idle_before = !queue.has_work();
-        if let Some(qdisc) = queue.qdisc.as_mut() {
-            // Through the interface's qdisc: its own limit and drops; the FIFO fills from it.
-            station.stats.enqueued += 1;
-            counters.enqueued += 1;
-            let victim = qdisc.enqueue(Queued { item: Msdu { queued_at: now, ..m }, bytes: m.ip_bytes, flow: m.flow, enqueued: now }).map(|x| x.item);
-            if victim.is_some() {
-                self.stats.queue_drops += 1;
-                station.stats.queue_drops += 1;
-                counters.queue_drops += 1;
-            }
-            self.fill_from_qdisc(now, q);
-            self.after_enqueue(now, i, q, idle_before, aifs_end);
-            return victim;
-        }
-        if !fq && queue.waiting.len() >= limit {
-            self.stats.queue_drops += 1;
-            station.stats.queue_drops += 1;
-            counters.queue_drops += 1;
+        let queue = &self.stations[i].queues[q];
+        let (fq, idle_before) = (queue.waiting.is_fq(), !queue.has_work());
+        if queue.qdisc.is_none() && !fq && queue.waiting.len() >= limit {
+            self.count_queue_drops(i, q, 1);
             return Some(m);
         }
+        let station = &mut self.stations[i];
         station.stats.enqueued += 1;
-        counters.enqueued += 1;
-        queue.waiting.push(now, Msdu { queued_at: now, ..m });
-        // FQ-CoDel queues hold the limit over all the station's queues (mac80211's one `fq`).
-        let waiting = queue.waiting.len() as u64;
-        counters.max_queue = counters.max_queue.max(waiting);
-        station.stats.max_queue = station.stats.max_queue.max(waiting);
-        let victim = if fq && self.stations[i].queues.iter().map(|q| q.waiting.len()).sum::<usize>() > limit { self.drop_from_fattest(i) } else { None };
-        if i == 0 {
-            self.fill_driver(now, q);
+        station.counters.per_ac[q].enqueued += 1;
+        let m = Msdu { queued_at: now, ..m };
+        let queue = &mut station.queues[q];
+        let victim = if let Some(qdisc) = queue.qdisc.as_mut() {
+            // Through the interface's qdisc: its own limit and drops; the FIFO fills from it.
+            let victim = qdisc.enqueue(Queued { item: m, bytes: m.ip_bytes, flow: m.flow, enqueued: now }).map(|x| x.item);
+            self.fill_from_qdisc(now, q);
+            victim
+        } else {
+            queue.waiting.push(now, m);
+            let waiting = queue.waiting.len() as u64;
+            let counters = &mut station.counters.per_ac[q];
+            counters.max_queue = counters.max_queue.max(waiting);
+            station.stats.max_queue = station.stats.max_queue.max(waiting);
+            // FQ-CoDel queues hold the limit over all the station's queues (mac80211's one `fq`).
+            let over = fq && station.queues.iter().map(|q| q.waiting.len()).sum::<usize>() > limit;
+            let victim = if over { self.drop_from_fattest(i) } else { None };
+            if i == 0 {
+                self.fill_driver(now, q);
+            }
+            self.record_queue(i, now);
+            victim
+        };
+        if let Some(v) = victim {
+            self.count_queue_drops(i, ac_index(v.ac), 1);
         }
-        self.record_queue(i, now);
         self.after_enqueue(now, i, q, idle_before, aifs_end);
         victim
     }
@@ -776,15 +785,12 @@ impl Hcf {
         }
     }
 
-    /// Drops the head of the fattest flow over station `i`'s FQ-CoDel queues.
+    /// Drops the head of the fattest flow over station `i`'s FQ-CoDel queues (the caller counts
+    /// it).
     fn drop_from_fattest(&mut self, i: usize) -> Option<Msdu> {
         let station = &mut self.stations[i];
         let (_, to, q) = (0..4).filter_map(|q| station.queues[q].waiting.fattest_flow().map(|(bytes, to)| (bytes, to, q))).max_by_key(|&(bytes, to, q)| (bytes, std::cmp::Reverse((q, to))))?;
-        let victim = station.queues[q].waiting.drop_from_fattest(to)?;
-        self.stats.queue_drops += 1;
-        station.stats.queue_drops += 1;
-        station.counters.per_ac[q].queue_drops += 1;
-        Some(victim)
+        station.queues[q].waiting.drop_from_fattest(to)
     }
 
     /// When category `q` of station `i` would start sending.
@@ -989,19 +995,10 @@ impl Hcf {
         let queue = &mut st.queues[q];
         let to = match queue.airtime.as_mut() {
             // The airtime scheduler's pick among receivers with MSDUs waiting or to retransmit.
-            Some(drr) => {
-                let mut backlogged: Vec<u16> = queue.waiting.receivers().collect();
-                backlogged.extend(queue.agreements.iter().filter(|(_, a)| a.scoreboard.outstanding() > 0).map(|(to, _)| *to));
-                backlogged.sort_unstable();
-                backlogged.dedup();
-                drr.next(&backlogged).expect("a category that fires has work")
-            }
+            Some(drr) => drr.next(&backlogged(&queue.waiting, &queue.agreements)).expect("a category that fires has work"),
             // FQ-CoDel queues without airtime scheduling: the receivers in turn.
             None if queue.waiting.is_fq() => {
-                let mut backlogged: Vec<u16> = queue.waiting.receivers().collect();
-                backlogged.extend(queue.agreements.iter().filter(|(_, a)| a.scoreboard.outstanding() > 0).map(|(to, _)| *to));
-                backlogged.sort_unstable();
-                backlogged.dedup();
+                let backlogged = backlogged(&queue.waiting, &queue.agreements);
                 queue.waiting.next_in_turn(&backlogged).expect("a category that fires has work")
             }
             // FIFO: a receiver with MPDUs to retransmit first; else the oldest MSDU's.
@@ -1120,16 +1117,17 @@ impl Hcf {
             Some(g) => agreement.scoreboard.on_block_ack(Some(&|sn| g.contains(&sn))),
             None => agreement.scoreboard.on_block_ack(None),
         };
-        let mut done = Vec::new();
+        // The AQL airtime of the MSDUs done with (acknowledged or discarded), ns.
+        let mut released_ns = 0u64;
         for sn in &settled.acked {
-            done.extend(agreement.in_window.remove(sn));
+            released_ns += agreement.in_window.remove(sn).map_or(0, |m| m.airtime_ns as u64);
         }
         for sn in &settled.discarded {
             if let Some(m) = agreement.in_window.remove(sn) {
                 self.stats.discarded += 1;
                 station.stats.retry_drops += 1;
                 out.push(MacOutput::RetryDrop { pkt: m.pkt });
-                done.push(m);
+                released_ns += m.airtime_ns as u64;
             }
         }
         station.links[to as usize].on_exchange(now, mpdus, got.map(<[u16]>::len));
@@ -1139,9 +1137,7 @@ impl Hcf {
         queue.failures = if got.is_some() { 0 } else { queue.failures + 1 };
         self.draw_backoff(i, q);
         if i == 0 && self.driver.is_some() {
-            for m in &done {
-                self.release_airtime(q, to, m);
-            }
+            self.release_airtime(q, to, released_ns);
             // The AP's total fell: every category may hand its stations' MSDUs on now.
             for c in 0..4 {
                 self.fill_driver(now, c);
