@@ -442,7 +442,7 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import fidelity_wifi
 
-    fidelity_wifi.write_section(args.out, fidelity_wifi.section())
+    fidelity_wifi.write_section(args.out, fidelity_wifi.section(), fidelity_wifi.OWNER)
     log(f"wrote {args.out}")
 
 

@@ -15,10 +15,12 @@ import csv
 import sys
 from pathlib import Path
 
+from md_sections import markers, write_section
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "wifi"
-BEGIN = "<!-- begin: bench/fidelity_wifi.py -->"
-END = "<!-- end: bench/fidelity_wifi.py -->"
+OWNER = "bench/fidelity_wifi.py"
+BEGIN, END = markers(OWNER)
 TOLERANCE = 0.05  # the issue's: saturation within 5 % of ns-3
 MCS = {"HtMcs7": 7, "VhtMcs9": 9, "HeMcs11": 11}
 
@@ -96,17 +98,7 @@ def main() -> None:
     if args.print:
         sys.stdout.write(text)
         return
-    write_section(args.out, text)
-
-
-def write_section(path: Path, text: str) -> None:
-    """Replaces the section between the markers in `path`, or appends it."""
-    old = path.read_text() if path.exists() else ""
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + text + old[old.index(END) + len(END) + 1:]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new)
+    write_section(args.out, text, OWNER)
 
 
 if __name__ == "__main__":

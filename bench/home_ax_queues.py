@@ -24,24 +24,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-def markers(emulate: bool) -> tuple[str, str]:
-    """The section's markers in EMULATION.md: one section per mode."""
-    what = "bench/home_ax_queues.py" + (" --emulate" if emulate else "")
-    return f"<!-- begin: {what} -->", f"<!-- end: {what} -->"
-SAP_LAW = "wlans.home.sap_law={ capacity = \"%s\" }"
+from md_sections import markers, write_section
 
-#: name -> overrides of home-ax (the SAP-LAW capacity is filled in per width).
-OPTIONS: dict[str, list[str]] = {
-    "legacy (1000-packet FIFO)": [],
-    "fq_codel": ["wlans.home.ap_queueing=fq_codel"],
-    "airtime": ["wlans.home.ap_queueing=airtime"],
-    "aql": ["wlans.home.ap_queueing=aql"],
-    "SAP-LAW": ["SAP"],
-    "SAP-LAW + airtime": ["SAP", "wlans.home.ap_queueing=airtime"],
-}
-#: SAP-LAW's C: about what the cell carries (the paper sets 18 of ~20 Mb/s on 802.11g).
-CAPACITY = {80: "200Mbps", 20: "70Mbps"}
+ROOT = Path(__file__).resolve().parent.parent
+def owner(emulate: bool) -> str:
+    """The section's owner in EMULATION.md: one section per mode."""
+    return "bench/home_ax_queues.py" + (" --emulate" if emulate else "")
 
 
 def lasthop() -> str:
@@ -88,7 +76,7 @@ def med(xs: list[float]) -> float:
 
 def section(results: dict, width: int | None, seeds: list[int], emulate: bool) -> str:
     mhz = width or 80
-    begin, end = markers(emulate)
+    begin, end = markers(owner(emulate))
     figure_name = figure_file(emulate).name
     lines = [begin, "## Today's home: which AP queue helps the game and the call (`home-ax`"
              + (", simulated and emulated)" if emulate else ")"), "",
@@ -142,16 +130,6 @@ def figure_file(emulate: bool) -> Path:
     return ROOT / "docs" / "figures" / ("home_ax_queues_emulated.png" if emulate else "home_ax_queues.png")
 
 
-def write_section(path: Path, text: str, emulate: bool) -> None:
-    begin, end = markers(emulate)
-    old = path.read_text() if path.exists() else ""
-    if begin in old and end in old:
-        new = old[: old.index(begin)] + text + old[old.index(end) + len(end) + 1:]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -168,7 +146,7 @@ def main() -> None:
         sys.stdout.write(text)
         return
     figure(results, figure_file(args.emulate))
-    write_section(ROOT / "EMULATION.md", text, args.emulate)
+    write_section(ROOT / "EMULATION.md", text, owner(args.emulate))
 
 
 if __name__ == "__main__":

@@ -21,9 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from md_sections import markers, write_section
+
 ROOT = Path(__file__).resolve().parent.parent
-BEGIN = "<!-- begin: bench/queue_speed.py -->"
-END = "<!-- end: bench/queue_speed.py -->"
+OWNER = "bench/queue_speed.py"
+BEGIN, END = markers(OWNER)
 OPTIONS = ["legacy", "fq_codel", "airtime", "aql"]
 
 
@@ -73,15 +75,6 @@ def section(repeats: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: Path, text: str) -> None:
-    old = path.read_text() if path.exists() else ""
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + text + old[old.index(END) + len(END) + 1:]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -92,7 +85,7 @@ def main() -> None:
     if args.print:
         sys.stdout.write(text)
     else:
-        write_section(args.md, text)
+        write_section(args.md, text, OWNER)
         sys.stdout.write(text)
 
 

@@ -204,7 +204,7 @@ def test_aggregated_bianchi_against_ns3_for_a_single_station():
 
 @pytest.mark.parametrize("standard,mcs,width,n", [("802.11ac", 5, 40, 3), ("802.11ac", 8, 80, 8), ("802.11ax", 9, 40, 6),
                                                   ("802.11n", 4, 40, 15)])
-def test_the_simulated_aggregating_mac_follows_the_aggregated_bianchi_chain(standard, mcs, width, n):
+def test_the_simulated_aggregating_mac_follows_the_aggregated_bianchi_chain(standard, mcs, width, n, monkeypatch):
     # Configurations no test or parameter was fitted to: the simulator's EDCA MAC (no
     # BlockAckRequests, its default) against Bianchi's chain with A-MPDU airtime
     # (lasthop.models.bianchi_ampdu, Ts = Tc = PPDU + SIFS + Block Ack + AIFS) within 3 % (measured:
@@ -214,6 +214,7 @@ def test_the_simulated_aggregating_mac_follows_the_aggregated_bianchi_chain(stan
     import lasthop
     from lasthop.models import bianchi_ampdu
 
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))  # its sibling md_sections
     spec = importlib.util.spec_from_file_location("fidelity_wifi", ROOT / "bench" / "fidelity_wifi.py")
     fw = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fw)

@@ -41,11 +41,12 @@ def downloads_scenario(fast: int, queueing: str, seed: int, duration: str) -> st
     the highest HT20 rate of one stream) and one at 5 dB (MCS 0, the lowest), a CUBIC download to
     each from a server 1 ms behind the AP."""
     names = [f"fast{i}" for i in range(1, fast + 1)] + ["slow"]
+    stations = ", ".join(f'"{n}"' for n in names)
     s = (f'[simulation]\nname = "ending-anomaly"\nduration = "{duration}"\nseed = {seed}\n[[nodes]]\nname = "server"\n'
          f'[[nodes]]\nname = "AP"\n' + "".join(f'[[nodes]]\nname = "{n}"\n' for n in names)
          + '[[links]]\na = "server"\nb = "AP"\nrate = "1Gbps"\ndelay = "1ms"\nqueue = "10000p"\n'
          + '[[wlans]]\nname = "bss"\nstandard = "802.11n"\nband = "2.4GHz"\nwidth = 20\nguard_interval = "400ns"\nap = "AP"\n'
-         + f'stations = [{", ".join(repr(n).replace(chr(39), chr(34)) for n in names)}]\nqueue = "1000p"\n'
+         + f'stations = [{stations}]\nqueue = "1000p"\n'
          + f'station_snr_db = {{ slow = 5.0 }}\nap_queueing = "{queueing}"\n')
     for n in names:
         s += f'[[flows]]\nname = "to-{n}"\nsrc = "server"\ndst = "{n}"\nstart = "1s"\napp = {{ type = "bulk" }}\n{TCP}\n'
