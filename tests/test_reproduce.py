@@ -319,8 +319,10 @@ def test_hur_hong2006_directions(tmp_path):
 
 
 def test_ending_anomaly_directions(tmp_path):
-    rep = reproduce("ending-anomaly", tmp_path, quick=True)
-    assert_uniform(rep, 2)
+    # One seed: its runs (rrul_be's on 802.11ax above all) are the suite's dearest; the
+    # directions below hold on each seed (3-station rows: within 10 % / same direction).
+    rep = reproduce("ending-anomaly", tmp_path, quick=True, seeds=1)
+    assert_uniform(rep, 1)
     t = rep.table
     three = "3 stations, TCP downloads"
     # ath9k commit 63fefa050477: fairness off, 41.58 Mb/s in all; ours (stations in turn) within
