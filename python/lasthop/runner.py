@@ -7,8 +7,10 @@ stands still inside a step) or RunTimeout past the caller's wall-clock limit.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -37,6 +39,28 @@ CHUNK_WALL_S = 0.2
 SPOOL_ROWS = 1 << 18
 
 ProgressFn = Callable[[float, float], None]
+
+# What a run needs once the simulation ends (Arrow for its tables and files, the report's code),
+# imported by a helper thread while the engine runs without the GIL: on two cores their ~0.3 s of
+# import hides behind the simulation instead of following it (BENCHMARKS.md, "The AP's queue
+# options"). Imports change no result.
+AFTER_RUN_MODULES = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "lasthop.report.run")
+
+
+def import_in_background(names: tuple[str, ...]) -> threading.Thread:
+    """Starts importing `names` in a daemon thread; join it before using them. A module that
+    fails to import is left to the caller's own import, which then reports it."""
+
+    def work() -> None:
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the main thread's import raises it where it belongs
+                return
+
+    thread = threading.Thread(target=work, name="lasthop-imports", daemon=True)
+    thread.start()
+    return thread
 
 
 def as_scenario(scenario_or_path: Scenario | str | Path | None, **overrides: Any) -> Scenario:
@@ -125,6 +149,7 @@ def run(
 def _run(sc: Scenario, sim, captures: list, spool: RunSpool | None, out, force: bool, progress: ProgressFn | None,
          wall_limit_s: float | None) -> Results:
     t0 = time.perf_counter()
+    imports = import_in_background(AFTER_RUN_MODULES)
     end = sim.end_s
     max_step = max(end / 100.0, MIN_STEP_S)
     step = min(max_step, FIRST_STEP_S)
@@ -154,6 +179,7 @@ def _run(sc: Scenario, sim, captures: list, spool: RunSpool | None, out, force: 
         if wall_limit_s is not None and time.perf_counter() - t0 > wall_limit_s:
             raise RunTimeout(f"timed out after {wall_limit_s:g} s (wall clock), at {sim.now_s:g} of {end:g} s simulated")
     wall = time.perf_counter() - t0
+    imports.join()
     summary_json, raw_tables = sim.output()
     summary = run_summary(json.loads(summary_json), world="simulate", scenario_name=sc.name, scenario_file=sc.file,
                           overrides=sc.overrides, wall_s=wall)

@@ -31,6 +31,69 @@ fn sn_add(a: u16, n: u16) -> u16 {
     (a + n) % SN_SPACE
 }
 
+/// Items by sequence number within one Block Ack window: a ring indexed by the number's low
+/// bits (a window of at most its size never holds two numbers equal in them), without a map's
+/// allocations on the per-MPDU path.
+#[derive(Clone, Debug)]
+pub struct SnSlots<T> {
+    slots: Vec<Option<(u16, T)>>,
+    len: usize,
+}
+
+impl<T: Copy> SnSlots<T> {
+    /// Room for a window of `window` sequence numbers.
+    pub fn new(window: u16) -> Self {
+        let size = (window.max(1) as usize).next_power_of_two().min(SN_SPACE as usize);
+        SnSlots { slots: vec![None; size], len: 0 }
+    }
+
+    fn index(&self, sn: u16) -> usize {
+        sn as usize & (self.slots.len() - 1)
+    }
+
+    /// Holds `item` at `sn` (whose slot must be free: no two numbers of one window share it).
+    pub fn insert(&mut self, sn: u16, item: T) {
+        let i = self.index(sn);
+        debug_assert!(self.slots[i].is_none(), "sequence number {sn} shares its slot with one still held");
+        if self.slots[i].replace((sn, item)).is_none() {
+            self.len += 1;
+        }
+    }
+
+    pub fn get(&self, sn: u16) -> Option<&T> {
+        match &self.slots[self.index(sn)] {
+            Some((held, item)) if *held == sn => Some(item),
+            _ => None,
+        }
+    }
+
+    pub fn remove(&mut self, sn: u16) -> Option<T> {
+        let i = self.index(sn);
+        match self.slots[i] {
+            Some((held, item)) if held == sn => {
+                self.slots[i] = None;
+                self.len -= 1;
+                Some(item)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// What is held, in window order from `start`.
+    pub fn from_start(&self, start: u16) -> impl Iterator<Item = (u16, &T)> + '_ {
+        let size = self.slots.len();
+        (0..size).filter_map(move |d| self.slots[(start as usize + d) & (size - 1)].as_ref().map(|(sn, item)| (*sn, item)))
+    }
+}
+
 /// What a sent MPDU's slot in the originator's window holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
@@ -220,6 +283,24 @@ impl<T> Reorder<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sn_slots_hold_a_window_across_the_wrap_in_window_order() {
+        // A 64-MPDU window starting at 4090 spans 4090..=4095 and 0..=57; its slots are the
+        // numbers' low 6 bits (4090 & 63 = 58), so 4090 and 58 would share one: 58 is outside.
+        let mut w = SnSlots::new(64);
+        for sn in [3u16, 4090, 4095, 0, 57] {
+            w.insert(sn, u32::from(sn) * 10);
+        }
+        assert_eq!(w.len(), 5);
+        let order: Vec<u16> = w.from_start(4090).map(|(sn, _)| sn).collect();
+        assert_eq!(order, [4090, 4095, 0, 3, 57]);
+        assert_eq!(w.get(4095), Some(&40950));
+        assert_eq!(w.get(63), None, "4095's slot, another number");
+        assert_eq!(w.remove(4095), Some(40950));
+        assert_eq!(w.remove(4095), None);
+        assert_eq!(w.len(), 4);
+    }
 
     #[test]
     fn new_mpdus_only_within_the_window_and_retransmissions_first() {

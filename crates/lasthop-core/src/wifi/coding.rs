@@ -71,23 +71,39 @@ impl Spectrum {
     /// adds weight for this non-catastrophic code, so the walk ends).
     pub fn of(p: Puncturing) -> Spectrum {
         let period = p.a.len();
-        let max_weight = 40usize;
+        let span = if period == 1 { 2 * TERMS - 3 } else { TERMS }; // 17 weights hold 9 even ones
+        // A light walk finds the free distance, then one as heavy as the terms need: a path
+        // dropped past a cutoff never remerges lighter (weights only grow), so each weight's
+        // count is the same whatever cutoff above it (the walk's cost grows with the cutoff).
+        let free_of = |c: &[f64]| c.iter().position(|&c| c > 0.0);
+        let light = Self::remerged_by_weight(p, 16);
+        let free = free_of(&light).unwrap_or_else(|| free_of(&Self::remerged_by_weight(p, 40)).expect("the code has a free distance"));
+        let c_by_weight = if free + span <= light.len() { light } else { Self::remerged_by_weight(p, free + span - 1) };
+        Spectrum { free: free as u32, c: c_by_weight[free..free + span].to_vec(), period: period as u32 }
+    }
+
+    /// Information bits in error of the remerged error events of each output weight up to
+    /// `max_weight` (index = weight).
+    fn remerged_by_weight(p: Puncturing, max_weight: usize) -> Vec<f64> {
+        let period = p.a.len();
         // c_by_weight[d]: information bits in error of remerged events of weight d.
         let mut c_by_weight = vec![0f64; max_weight + 1];
+        // live[state][weight] = (paths, information bits in error so far), for paths that
+        // diverged at `start` and have not remerged; two flat tables swapped each step.
+        let cells = STATES * (max_weight + 1);
+        let (mut live, mut next_live) = (vec![(0f64, 0f64); cells], vec![(0f64, 0f64); cells]);
         for start in 0..period {
-            // live[state][weight] = (paths, information bits in error so far), for paths that
-            // diverged at `start` and have not remerged.
-            let mut live = vec![vec![(0f64, 0f64); max_weight + 1]; STATES];
+            live.fill((0.0, 0.0));
             // Diverge: input 1 from state 0.
             let (next, w) = step(0, 1, start, p);
             if w <= max_weight {
-                live[next][w] = (1.0, 1.0);
+                live[next * (max_weight + 1) + w] = (1.0, 1.0);
             }
             let mut phase = (start + 1) % period;
             for _ in 0..10_000 {
-                let mut next_live = vec![vec![(0f64, 0f64); max_weight + 1]; STATES];
+                next_live.fill((0.0, 0.0));
                 let mut any = false;
-                for (state, weights) in live.iter().enumerate().skip(1) {
+                for (state, weights) in live.chunks_exact(max_weight + 1).enumerate().skip(1) {
                     for (weight, &(paths, bits)) in weights.iter().enumerate() {
                         if paths == 0.0 {
                             continue;
@@ -102,7 +118,7 @@ impl Spectrum {
                             if to == 0 {
                                 c_by_weight[total] += add_bits;
                             } else {
-                                let e = &mut next_live[to][total];
+                                let e = &mut next_live[to * (max_weight + 1) + total];
                                 e.0 += paths;
                                 e.1 += add_bits;
                                 any = true;
@@ -110,16 +126,14 @@ impl Spectrum {
                         }
                     }
                 }
-                live = next_live;
+                std::mem::swap(&mut live, &mut next_live);
                 phase = (phase + 1) % period;
                 if !any {
                     break;
                 }
             }
         }
-        let free = c_by_weight.iter().position(|&c| c > 0.0).expect("the code has a free distance");
-        let span = if period == 1 { 2 * TERMS - 3 } else { TERMS }; // 17 weights hold 9 even ones
-        Spectrum { free: free as u32, c: c_by_weight[free..free + span].to_vec(), period: period as u32 }
+        c_by_weight
     }
 
     /// The decoded bit error rate for channel bit error rate `p` (the module doc's bound),

@@ -43,7 +43,7 @@
 //!
 //! Left out (for now): A-MSDU, Block Ack and RTS/CTS frame errors, beacons, hidden terminals.
 
-use super::block_ack::{sn_distance, Originator, Reorder};
+use super::block_ack::{Originator, Reorder, SnSlots};
 use super::dcf::{MacOutput, QueueSamples, StationStats, WlanStats};
 use super::edca::{internal_collision, AccessCategory, EdcaParams, Role};
 use super::phy::LLC_SNAP_BYTES;
@@ -156,7 +156,7 @@ impl Msdu {
 #[derive(Debug)]
 struct Agreement {
     scoreboard: Originator,
-    in_window: BTreeMap<u16, Msdu>,
+    in_window: SnSlots<Msdu>,
 }
 
 /// One access category of one station.
@@ -1017,12 +1017,10 @@ impl Hcf {
             link.traced = Some(tx);
             self.rates.rows.push((now, i as u16, to, tx));
         }
-        let agreement = queue.agreements.entry(to).or_insert_with(|| Agreement { scoreboard: Originator::new(window, retry_limit, 0), in_window: BTreeMap::new() });
+        let agreement = queue.agreements.entry(to).or_insert_with(|| Agreement { scoreboard: Originator::new(window, retry_limit, 0), in_window: SnSlots::new(window) });
         // Between exchanges every MPDU in the window is one to retransmit, in window order.
         let start = agreement.scoreboard.window_start();
-        let mut pending: Vec<(&u16, &Msdu)> = agreement.in_window.iter().collect();
-        pending.sort_by_key(|(sn, _)| sn_distance(start, **sn));
-        let retransmit: Vec<u64> = pending.iter().map(|(_, m)| m.mpdu_bytes()).collect();
+        let retransmit: Vec<u64> = agreement.in_window.from_start(start).map(|(_, m)| m.mpdu_bytes()).collect();
         // The receiver's MSDUs wherever they wait in the queue (as mac80211's and ns-3's
         // aggregation take them: a FIFO decides whose turn it is, not what an A-MPDU holds), or
         // as its FQ-CoDel gives them.
@@ -1068,7 +1066,7 @@ impl Hcf {
         let msdus: Vec<(u16, Msdu, f64)> = sns
             .iter()
             .map(|sn| {
-                let m = agreement.in_window[sn];
+                let m = *agreement.in_window.get(*sn).expect("an MPDU in flight is in the window");
                 (*sn, m, link.frame_success(m.mpdu_bytes()))
             })
             .collect();
@@ -1120,10 +1118,10 @@ impl Hcf {
         // The AQL airtime of the MSDUs done with (acknowledged or discarded), ns.
         let mut released_ns = 0u64;
         for sn in &settled.acked {
-            released_ns += agreement.in_window.remove(sn).map_or(0, |m| m.airtime_ns as u64);
+            released_ns += agreement.in_window.remove(*sn).map_or(0, |m| m.airtime_ns as u64);
         }
         for sn in &settled.discarded {
-            if let Some(m) = agreement.in_window.remove(sn) {
+            if let Some(m) = agreement.in_window.remove(*sn) {
                 self.stats.discarded += 1;
                 station.stats.retry_drops += 1;
                 out.push(MacOutput::RetryDrop { pkt: m.pkt });

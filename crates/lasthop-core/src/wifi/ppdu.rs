@@ -352,7 +352,33 @@ impl TxVector {
 
     /// The air time of a PPDU carrying a PSDU (an MPDU or an A-MPDU) of `psdu_bytes`.
     pub fn ppdu_duration(&self, psdu_bytes: u64) -> Duration {
-        self.preamble() + self.data_field(self.data_symbols(psdu_bytes)) + self.band.signal_extension()
+        self.timing().ppdu_duration(psdu_bytes)
+    }
+
+    /// This vector's constants of [`TxVector::ppdu_duration`], worked out once for the many
+    /// PSDU sizes an A-MPDU's composition tries.
+    fn timing(&self) -> PpduTiming {
+        PpduTiming {
+            fixed: self.preamble() + self.band.signal_extension(),
+            overhead_bits: 16 + 6 * self.encoders() as u64,
+            bits_per_symbol: self.data_bits_per_symbol(),
+            vector: *self,
+        }
+    }
+}
+
+/// [`TxVector::ppdu_duration`] with the vector's preamble, tail bits and N_DBPS computed.
+struct PpduTiming {
+    fixed: Duration,
+    overhead_bits: u64,
+    bits_per_symbol: u64,
+    vector: TxVector,
+}
+
+impl PpduTiming {
+    fn ppdu_duration(&self, psdu_bytes: u64) -> Duration {
+        let symbols = (self.overhead_bits + 8 * psdu_bytes).div_ceil(self.bits_per_symbol);
+        self.fixed + self.vector.data_field(symbols)
     }
 }
 
@@ -402,10 +428,11 @@ impl TxVector {
         let max_duration = limits.max_duration.min(self.amendment.max_ppdu_duration()) + self.band.signal_extension();
         let mut best: Option<Aggregate> = None;
         let mut padded_so_far = 0u64; // the subframes before the last, padded
+        let timing = self.timing();
         for (k, size) in sizes.into_iter().enumerate() {
             let sub = AMPDU_DELIMITER + size;
             let psdu_bytes = padded_so_far + sub;
-            let candidate = Aggregate { mpdus: k + 1, psdu_bytes, duration: self.ppdu_duration(psdu_bytes) };
+            let candidate = Aggregate { mpdus: k + 1, psdu_bytes, duration: timing.ppdu_duration(psdu_bytes) };
             let fits = k < limits.max_mpdus && psdu_bytes <= limits.max_bytes && candidate.duration <= max_duration;
             if !fits && best.is_some() {
                 break;

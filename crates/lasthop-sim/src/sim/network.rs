@@ -178,7 +178,8 @@ impl Simulation {
                 HopEvent::Arrive { pkt, from, to, at } => {
                     let nodes = &self.net.hops[h].nodes;
                     let (node, from) = (nodes[to as usize], nodes[from as usize]);
-                    self.events.schedule(at, Event::NodeArrive { node, from, pkt });
+                    // A hop's arrivals mostly come in time order (a wire's always): its lane.
+                    self.events.schedule_in_lane(h as u32, at, Event::NodeArrive { node, from, pkt });
                 }
                 HopEvent::Deliver { pkt, from, to } => {
                     let nodes = &self.net.hops[h].nodes;
