@@ -33,44 +33,51 @@ def lasthop() -> str:
     return str(Path(sys.executable).with_name("lasthop"))
 
 
-def process_time(args: list[str], repeats: int) -> float:
-    times = []
+def process_times(variants: list[list[str]], repeats: int) -> list[float]:
+    """Median wall time of each variant's whole `lasthop run` process; the variants take turns
+    in each round, so that a shared machine's load drifting during the benchmark falls on all."""
+    times: list[list[float]] = [[] for _ in variants]
     for _ in range(repeats):
-        with tempfile.TemporaryDirectory() as d:
-            t = time.perf_counter()
-            subprocess.run([lasthop(), "run", *args, "--out", d, "-q", "--force"], check=True, stdout=subprocess.DEVNULL)
-            times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for i, args in enumerate(variants):
+            with tempfile.TemporaryDirectory() as d:
+                t = time.perf_counter()
+                subprocess.run([lasthop(), "run", *args, "--out", d, "-q", "--force"], check=True, stdout=subprocess.DEVNULL)
+                times[i].append(time.perf_counter() - t)
+    return [statistics.median(t) for t in times]
 
 
-def events_per_s(scenario: str, option: str, repeats: int) -> tuple[float, float]:
+def option_costs(scenario: str, repeats: int) -> dict[str, tuple[float, float, float]]:
+    """Per option: median events per second, median wall time, and the median over rounds of
+    legacy's events per second over the option's in the same round (paired: each round runs
+    every option once, one after another)."""
     import lasthop
 
-    rates, walls = [], []
+    rates: dict[str, list[float]] = {o: [] for o in OPTIONS}
+    walls: dict[str, list[float]] = {o: [] for o in OPTIONS}
     for _ in range(repeats):
-        r = lasthop.run(scenario, **{"wlans.home.ap_queueing": option})
-        rates.append(r.summary["wall_clock"]["events_per_s"])
-        walls.append(r.summary["wall_clock"]["wall_time_s"])
-    return statistics.median(rates), statistics.median(walls)
+        for option in OPTIONS:
+            r = lasthop.run(scenario, **{"wlans.home.ap_queueing": option})
+            rates[option].append(r.summary["wall_clock"]["events_per_s"])
+            walls[option].append(r.summary["wall_clock"]["wall_time_s"])
+    return {o: (statistics.median(rates[o]), statistics.median(walls[o]),
+                statistics.median(legacy / rate for legacy, rate in zip(rates["legacy"], rates[o]))) for o in OPTIONS}
 
 
 def section(repeats: int) -> str:
-    with_report = process_time(["rrul"], repeats)
-    without = process_time(["rrul", "--no-report"], repeats)
+    with_report, without = process_times([["rrul"], ["rrul", "--no-report"]], repeats)
     lines = [BEGIN, "## The AP's queue options (issue 28)", "",
              f"Made by `.venv/bin/python bench/queue_speed.py --repeats {repeats}` on {os.cpu_count()} cores "
-             f"(load average {os.getloadavg()[0]:.2f} at the end); medians of {repeats}.", "",
+             f"(load average {os.getloadavg()[0]:.2f} at the end); medians of {repeats}, the variants "
+             "taking turns in each round.", "",
              f"- `lasthop run rrul` (70 s of RRUL across an 802.11ac hop), the whole process: **{with_report:.2f} s** with "
              f"report.html, {without:.2f} s with `--no-report` (target: 2 s).", "",
              "Cost per simulated event of each `ap_queueing` option against `legacy` (events per second, "
-             "the run's wall time beside it; the options change what is carried, so runs are compared per event):", "",
+             "the run's wall time beside it; the options change what is carried, so runs are compared per event; "
+             "the cost is the median of each round's ratio):", "",
              "| scenario | option | events/s | wall s | cost per event / legacy's |", "|---|---|---:|---:|---:|"]
     for scenario in ("home-ax", "rrul"):
-        base = None
-        for option in OPTIONS:
-            rate, wall = events_per_s(scenario, option, repeats)
-            base = base or rate
-            lines.append(f"| {scenario} | {option} | {rate / 1e6:.2f} M | {wall:.2f} | {base / rate:.2f} |")
+        for option, (rate, wall, cost) in option_costs(scenario, repeats).items():
+            lines.append(f"| {scenario} | {option} | {rate / 1e6:.2f} M | {wall:.2f} | {cost:.2f} |")
     lines += ["", END]
     return "\n".join(lines) + "\n"
 
