@@ -17,21 +17,28 @@ SOURCES := pyproject.toml Cargo.toml Cargo.lock scenarios/*.toml \
 demo: install
 	$(VENV)/bin/lasthop run --out results/dumbbell
 
-test: install system-deps test-rust test-python
+# make test builds the core with the Rust tests' profile (release-test: release's optimisation
+# without LTO, with overflow and debug assertions): a fresh machine then compiles the workspace's
+# dependencies once instead of twice and links no LTO build, and the Python tests run the core
+# with its assertions on. make install and make demo build release, as users get it.
+test:
+	@$(MAKE) --no-print-directory CORE_PROFILE=release-test install system-deps test-rust test-python
 
 system-deps:
 	@scripts/system-deps.sh
 
-install: $(VENV)/.installed
+CORE_PROFILE ?= release
+install: $(VENV)/.installed-$(CORE_PROFILE)
 
-$(VENV)/.installed: $(SOURCES)
+$(VENV)/.installed-$(CORE_PROFILE): $(SOURCES)
 	@command -v cargo >/dev/null || { echo "lasthop needs Rust (cargo) to build its core: see https://rustup.rs"; exit 1; }
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	@echo "building lasthop (its Rust core: a few minutes the first time; cargo's progress below)"
-	@$(PIP) install -v -e '.[dev]' > $(VENV)/install.log 2>&1 & pid=$$!; \
+	@MATURIN_PEP517_ARGS="--profile $(CORE_PROFILE)" $(PIP) install -v -e '.[dev]' > $(VENV)/install.log 2>&1 & pid=$$!; \
 	  tail -n +1 -f $(VENV)/install.log --pid=$$pid | grep --line-buffered -E '^ *(Compiling|Finished) |^Successfully installed'; \
 	  wait $$pid || { echo "the install failed; the end of $(VENV)/install.log:"; tail -n 40 $(VENV)/install.log; exit 1; }
+	rm -f $(VENV)/.installed $(VENV)/.installed-*
 	touch $@
 
 # One build of the workspace's tests: release-test optimises as release does (the golden and
@@ -77,5 +84,6 @@ dist/.wheel-built: $(SOURCES) LICENSE-MIT LICENSE-APACHE
 	touch $@
 
 # Installs that wheel into a fresh venv and runs lasthop from it with no cargo on PATH.
-test-wheel: install wheel
+# The wheel goes into a venv of its own: whichever build of the core is installed here serves.
+test-wheel: $(or $(wildcard $(VENV)/.installed-*),install) wheel
 	$(VENV)/bin/pytest -q -m wheel tests/test_wheel.py
