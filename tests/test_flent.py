@@ -115,3 +115,70 @@ def test_flows_flent_has_no_test_for_must_be_chosen():
     assert choose_test(flows + [{"name": "b", "transport": "tcp"}], ["ftp", "b", "video"]).test == "tcp_nup"
     with pytest.raises(FlentExportError, match='no such flow; did you mean "game"'):
         choose_test(flows, ["gmae"])
+
+
+RRUL_FLOWS = [f"tcp-{d}-{c}" for d in ("down", "up") for c in ("be", "bk", "cs5", "ef")] + \
+    [f"udp-{d}-{c}" for c in ("ef", "bk", "be") for d in ("down", "up")]
+
+
+@pytest.fixture(scope="module")
+def rrul(tmp_path_factory):
+    # The bundled RRUL, 8 s: the probes from 0 s, the eight TCP flows from 5 s.
+    d = tmp_path_factory.mktemp("flent") / "rrul"
+    lasthop.run("rrul", out=d, duration="8s")
+    return d
+
+
+def test_an_rrul_run_exports_as_flents_rrul_with_its_ping_series(rrul, tmp_path):
+    (path,) = export_flent(rrul, tmp_path)
+    r = resultset.load(str(path))
+    summary = json.loads((rrul / "summary.json").read_text())
+    flows = {f["name"]: f for f in summary["flows"]}
+    iv = lasthop.Results.load(rrul).intervals
+    assert r.meta("NAME") == "rrul"
+    # flent runs on the client (the probes' echoing end) against the server.
+    assert (r.meta("LOCAL_HOST"), r.meta("HOST"), r.meta("HOSTS")) == ("client", "server", ["server"])
+    # Each TCP series is its flow's goodput (rrul.conf's markings: CS0 = BE, CS1 = BK, CS5, EF).
+    for flent_name, flow in [("TCP download BE", "tcp-down-be"), ("TCP download CS5", "tcp-down-cs5"), ("TCP upload EF", "tcp-up-ef")]:
+        assert r.series(flent_name) == pytest.approx((iv[iv.flow == flow].goodput_bps / 1e6).tolist()), flent_name
+    # rrul.conf's sum runners, by hand: totals = every TCP series summed per step.
+    tcp = [n for n in r.series_names if n.startswith("TCP ") and n.split()[-1] in ("BE", "BK", "CS5", "EF")]
+    assert len(tcp) == 8
+    step = 60
+    assert r.series("TCP totals")[step] == pytest.approx(sum(r.series(n)[step] for n in tcp))
+    assert r.series("TCP download avg")[step] == pytest.approx(sum(r.series(f"TCP download {c}")[step] for c in ("BE", "BK", "CS5", "EF")) / 4)
+    # A UDP ping series is its probe flow's mean round trip per interval: weighted by the echoes
+    # of each interval, the summary's mean round trip (the same echoes, one meter).
+    table = lasthop.Results.load(rrul).trace("round_trips/udp-down-ef")
+    rt = flows["udp-down-ef"]["round_trip"]
+    # 64 B every 200 ms for 8 s: 40 requests (hand count), the last few still out at the end.
+    assert table.echoes.sum() == rt["echoes"] and 35 <= rt["echoes"] + rt["echoes_lost"] <= 40
+    weighted = (table.rtt_mean_ms.fillna(0) * table.echoes).sum() / table.echoes.sum()
+    assert weighted == pytest.approx(rt["rtt_ms"]["mean"], rel=1e-9)
+    ping_ef = r.series("Ping (ms) UDP EF")
+    assert [v is None for v in ping_ef] == table.rtt_mean_ms.isna().tolist(), "null where no echo came back"
+    assert [v for v in ping_ef if v is not None] == pytest.approx(table.rtt_mean_ms.dropna().tolist())
+    assert r.series("Ping (ms) ICMP") == [None] * len(r.x_values), "lasthop sends no ICMP"
+    # Under load (the TCP flows from 5 s) the round trip grows: the latency under load RRUL shows.
+    ping = r.series("Ping (ms) UDP BE")
+    assert max(v for v in ping[60:] if v) > 2 * min(v for v in ping[:40] if v)
+
+
+def test_flent_draws_its_rrul_plots_from_the_export(rrul, tmp_path):
+    (path,) = export_flent(rrul, tmp_path)
+    for plot in ("all_scaled", "ping_cdf"):
+        png = tmp_path / f"{plot}.png"
+        r = _flent("-i", str(path), "-p", plot, "-o", str(png))
+        assert r.returncode == 0 and "ERROR" not in r.stdout + r.stderr, r.stdout + r.stderr
+        assert png.stat().st_size > 10_000
+
+
+def test_rrul_with_every_flow_best_effort_exports_as_rrul_be(tmp_path):
+    d = tmp_path / "rrul_be"
+    lasthop.run("rrul", out=d, duration="6s", **{f"flows.{n}.dscp": 0 for n in RRUL_FLOWS})
+    (path,) = export_flent(d, tmp_path)
+    r = resultset.load(str(path))
+    assert r.meta("NAME") == "rrul_be"
+    # rrul_be.conf's names: BE, BE2..BE4 for the TCP flows, BE1..BE3 for the pings, in flow order.
+    assert {"TCP download BE", "TCP download BE4", "TCP upload BE3", "Ping (ms) UDP BE1", "Ping (ms) UDP BE3"} <= set(r.series_names)
+    assert r.meta("SERIES_META")["TCP download BE4"]["LASTHOP_FLOW"] == "tcp-down-ef"

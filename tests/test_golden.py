@@ -1,6 +1,6 @@
 """Golden outputs (scripts/golden.py): the files a run writes and the set of runs the
 reproductions make are exactly those recorded in tests/data/golden/. The per-run output hashes
-of all 171 cases are checked in Rust (crates/lasthop-sim/tests/golden.rs); here, the Python side:
+of all 172 cases are checked in Rust (crates/lasthop-sim/tests/golden.rs); here, the Python side:
 summary.json (minus the wall clock) and the Parquet files' schema and values of every bundled
 scenario, and that the reproductions still run the recorded cases (so the Rust check covers
 what `lasthop reproduce` really runs)."""
@@ -29,7 +29,7 @@ def test_reproductions_run_the_recorded_cases():
     recorded = json.loads(golden.CASES.read_text())
     want = [(c["label"], recorded["texts"][c["text"]], c["file"], c["overrides"]) for c in recorded["cases"]]
     got = [(c["label"], c["text"], c["file"], c["overrides"]) for c in golden.collect_cases()]
-    assert len(got) == len(want) == 171
+    assert len(got) == len(want) == 172
     assert [g for g, w in zip(got, want) if g != w] == []
 
 

@@ -632,6 +632,74 @@ from lasthop.emu_cli import emu_app  # noqa: E402  (the emulate world: lasthop e
 
 app.add_typer(emu_app, name="emu")
 
+trace_app = typer.Typer(no_args_is_help=True, help="Link traces (Mahimahi's mm-link format): show one, or draw a synthetic one.")
+app.add_typer(trace_app, name="trace")
+
+SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def _quantity(text: str, kind: str, option: str) -> float:
+    try:
+        value, got = _core.parse_quantity(text)
+    except ValueError as e:
+        raise _error(f"{option} {text!r}: {e}") from None
+    if got != kind:
+        raise _error(f"{option} {text!r}: a {got}; valid: a {kind}")
+    return value
+
+
+@trace_app.command("show")
+def trace_show(
+    file: str = typer.Argument(..., help="A trace file (one delivery opportunity of 1504 B per line, in ms), or bundled:traces/NAME."),
+    bin_: str = typer.Option("1s", "--bin", help="Width of each capacity bin, e.g. 100ms or 1s."),
+    csv: Optional[Path] = typer.Option(None, "--csv", help="Also write time_s,capacity_bps per bin to this file."),
+) -> None:
+    """A trace's mean capacity and its capacity over one period (what a link following it offers)."""
+    from lasthop.report.text import eng
+
+    bin_s = _quantity(bin_, "duration", "--bin")
+    if bin_s <= 0:
+        raise _error(f"--bin {bin_!r}: valid: a positive duration")
+    try:
+        n, period_s, mean, capacity = _core.link_trace_summary(file, bin_s)
+    except ScenarioError as e:
+        raise _error(e) from None
+    top = max(capacity) if capacity else 0.0
+    console.print(Text(f"{file}: {n} opportunities in {eng(period_s, 's')} (looping), mean {eng(mean, 'b/s')}; "
+                       f"per {eng(bin_s, 's')}: min {eng(min(capacity), 'b/s')}, max {eng(top, 'b/s')}"))
+    bars = "".join(SPARK[min(len(SPARK) - 1, round(c / top * (len(SPARK) - 1)))] if top > 0 else " " for c in capacity)
+    width = max(20, console.width - 2)
+    for start in range(0, len(bars), width):
+        console.print(Text(bars[start:start + width]))
+    if csv is not None:
+        rows = "".join(f"{i * bin_s:.9g},{c:.9g}\n" for i, c in enumerate(capacity))
+        replace_file(csv, ("time_s,capacity_bps\n" + rows).encode("utf-8"))
+        console.print(Text(f"wrote {csv}"))
+
+
+@trace_app.command("synth")
+def trace_synth(
+    out: Path = typer.Argument(..., help="The trace file to write."),
+    mean: str = typer.Option("12Mbps", "--mean", help="Mean capacity."),
+    std: str = typer.Option("4Mbps", "--std", help="Standard deviation of the capacity."),
+    correlation: str = typer.Option("1s", "--correlation", help="How long the capacity takes to forget where it was (1/θ)."),
+    length: str = typer.Option("30s", "--length", help="The trace's period (it loops)."),
+    seed: int = typer.Option(1, "--seed", help="The same seed gives the same trace."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing file."),
+) -> None:
+    """Draw a synthetic cellular trace: a random-walk capacity pulled to its mean (Sprout's model of a
+    cellular link, made stationary), Poisson opportunities each millisecond (README, "Trace-driven links")."""
+    m, sd = _quantity(mean, "rate", "--mean"), _quantity(std, "rate", "--std")
+    corr, span = _quantity(correlation, "duration", "--correlation"), _quantity(length, "duration", "--length")
+    if not (1e3 <= m <= 10e9) or not (0 <= sd <= 10 * m) or not (1e-3 <= corr <= 3600) or not (1e-3 <= span <= 86400):
+        raise _error("valid: --mean 1kbps..10Gbps, --std 0..10 x the mean, --correlation 1ms..1h, --length 1ms..24h")
+    if out.exists() and not force:
+        raise _error(f"{out}: exists; add --force to replace it")
+    replace_file(out, _core.synthetic_link_trace(m, sd, corr, span, seed).encode("ascii"))
+    n, period_s, got, _ = _core.link_trace_summary(str(out), 1.0)
+    console.print(Text(f"wrote {out}: {n} opportunities in {period_s:g} s, mean {got / 1e6:.2f} Mb/s (lasthop trace show {out})"))
+
+
 scenarios_app = typer.Typer(help="The bundled scenarios: list them, or export one as an editable file.")
 app.add_typer(scenarios_app, name="scenarios")
 

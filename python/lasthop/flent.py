@@ -16,6 +16,11 @@ exported as the flent test whose data sets it has, the series named as that test
     N TCP flows (and <= 1 UDP)     tcp_nup        "TCP upload::1".."TCP upload::N" (+ VoIP, flent's
                                                    voip_host mixin)
 
+    flent's RRUL: 4 TCP flows each way rrul (classes by DSCP: BE 0, BK 8, CS5 40, EF 46) or
+    between two hosts, 3 echo flows        rrul_be (every flow DSCP 0): "TCP download BE".., "TCP
+                                           upload BE".., sums, averages, "TCP totals", "Ping (ms)
+                                           UDP EF|BK|BE" (rrul_be: BE1..BE3), "Ping (ms) avg"
+
 Other runs (two UDP flows, say) name the flows to export with ``flows=``. flent's "upload" is each
 flow's own direction (src -> dst). Values per lasthop interval (``simulation.interval`` is the
 step): TCP goodput in Mbit/s, as netperf reports; for the UDP flow D-ITG's per-interval figures
@@ -24,8 +29,11 @@ lost and received payload rate (kbit/s). Each y value stands at the start of its
 intervals.parquet); raw netperf-style records carry the interval's end and duration. With
 ``probes.packets`` for the UDP flow the raw VoIP records are its packets (seq, size, delay), with
 ``probes.tcp`` the TCP raw records carry ``tcp_rtt`` (smoothed RTT, ms) per interval for flent's
-tcp_rtt plots. Not exported: ``tcp_cwnd`` (ss reports it in segments; lasthop traces bytes), ICMP
-ping (lasthop sends none: flent's ping series stay empty).
+tcp_rtt plots. In the RRUL shapes the client (flent's LOCAL_HOST) is the end that echoes the
+probes (``echo = true``, as ``scenarios/rrul.toml`` has them), the downloads flow towards it, and
+a UDP ping series is its probe flow's mean round trip per interval (``round_trips/<flow>``).
+Not exported: ``tcp_cwnd`` (ss reports it in segments; lasthop traces bytes), ICMP ping (lasthop
+sends none: flent's ping series stay empty).
 
 Simulated time has no date: TIME and T0 are the Unix epoch, so the same run gives the same bytes.
 """
@@ -65,12 +73,51 @@ class Shape:
     test: str
     tcp: tuple[str, ...]
     udp: tuple[str, ...]
+    # The RRUL shapes: flent's series name of each flow (TCP flows and echo probes), in flent's order.
+    series: tuple[tuple[str, str], ...] = ()
 
 
-def choose_test(flows: list[dict], selected: Iterable[str] | None = None) -> Shape:
-    """The flent test for these flows (summary.json's flow entries), or FlentExportError saying
-    which flows to choose."""
+# flent's rrul.conf: the markings of its four TCP flows each way and of its three UDP pings.
+RRUL_CLASSES = {0: "BE", 8: "BK", 40: "CS5", 46: "EF"}
+RRUL_PINGS = ("EF", "BK", "BE")
+
+
+def _rrul_shape(flows: list[dict], dscp: dict[str, int]) -> Shape | None:
+    """flent's rrul or rrul_be when the flows are its shape (module doc), else None."""
+    probes = [f for f in flows if f.get("round_trip") is not None]
+    tcp = [f for f in flows if f["transport"] == "tcp"]
+    if len(probes) != 3 or len(tcp) != 8 or len({(f["src"], f["dst"]) for f in probes}) != 1:
+        return None
+    server, client = probes[0]["src"], probes[0]["dst"]
+    down = [f["name"] for f in tcp if (f["src"], f["dst"]) == (server, client)]
+    up = [f["name"] for f in tcp if (f["src"], f["dst"]) == (client, server)]
+    pings = [f["name"] for f in probes]
+    if len(down) != 4 or len(up) != 4:
+        return None
+    marks = {n: dscp.get(n, 0) for n in [*down, *up, *pings]}
+    if all(m == 0 for m in marks.values()):
+        series = [*((f"TCP download {'BE' if i == 0 else f'BE{i + 1}'}", n) for i, n in enumerate(down)),
+                  *((f"TCP upload {'BE' if i == 0 else f'BE{i + 1}'}", n) for i, n in enumerate(up)),
+                  *((f"Ping (ms) UDP BE{i + 1}", n) for i, n in enumerate(pings))]
+        return Shape("rrul_be", tuple(down + up), tuple(pings), tuple(series))
+    by_class = {(direction, RRUL_CLASSES.get(marks[n])): n for direction, names in (("download", down), ("upload", up)) for n in names}
+    ping_class = {RRUL_CLASSES.get(marks[n]): n for n in pings}
+    classes = list(RRUL_CLASSES.values())
+    if len(by_class) != 8 or None in {c for _, c in by_class} or sorted(ping_class, key=str) != sorted(RRUL_PINGS):
+        return None
+    series = [*((f"TCP {d} {c}", by_class[(d, c)]) for d in ("download", "upload") for c in classes),
+              *((f"Ping (ms) UDP {c}", ping_class[c]) for c in RRUL_PINGS)]
+    return Shape("rrul", tuple(down + up), tuple(pings), tuple(series))
+
+
+def choose_test(flows: list[dict], selected: Iterable[str] | None = None, dscp: dict[str, int] | None = None) -> Shape:
+    """The flent test for these flows (summary.json's flow entries; `dscp`: each flow's DSCP, as the
+    scenario sets it), or FlentExportError saying which flows to choose."""
     names = [f["name"] for f in flows]
+    if selected is None:
+        rrul = _rrul_shape(flows, dscp or {})
+        if rrul is not None:
+            return rrul
     if selected is not None:
         selected = list(dict.fromkeys(selected))
         for n in selected:
@@ -110,7 +157,7 @@ class _Run:
     def __init__(self, res: Results):
         self.summary = res.summary
         self.intervals = res.intervals
-        self.traces = {name: res.trace(name) for name in res.traces if name.startswith(("tcp/", "packets/"))}
+        self.traces = {name: res.trace(name) for name in res.traces if name.startswith(("tcp/", "packets/", "round_trips/"))}
 
     def flow(self, name: str) -> dict:
         return next(f for f in self.summary["flows"] if f["name"] == name)
@@ -126,7 +173,9 @@ def flent_data(directory: str | Path, flows: Iterable[str] | None = None, batch:
 
 def _flent_data(res: Results, flows: Iterable[str] | None, batch: dict | None) -> dict:
     run = _Run(res)
-    shape = choose_test(run.summary["flows"], flows)
+    scenario_flows = (run.summary.get("scenario") or {}).get("flows") or []
+    dscp = {f.get("name"): f.get("dscp") or 0 for f in scenario_flows if isinstance(f, dict)}
+    shape = choose_test(run.summary["flows"], flows, dscp)
     s = run.summary
     iv = run.intervals
     starts = sorted(set(iv["t_start_s"].tolist()))
@@ -138,13 +187,15 @@ def _flent_data(res: Results, flows: Iterable[str] | None, batch: dict | None) -
 
     tcp_names = ["TCP upload"] if shape.test == "voip-1up" or shape.test == "tcp_1up_noping" else \
         [f"TCP upload::{i + 1}" for i in range(len(shape.tcp))]
-    for series, flow in zip(tcp_names, shape.tcp):
+    if shape.series:
+        _rrul_series(run, shape, iv, starts, step, results, raw, meta)
+    for series, flow in zip(tcp_names, shape.tcp if not shape.series else ()):
         values = _interval_series(iv, flow, "goodput_bps", 1e-6, starts)
         results[series] = values
         raw[series] = _netperf_raw(starts, values, step) + _tcp_info_raw(run.traces.get(f"tcp/{flow}"), starts, step)
         meta[series] = {"UNITS": "Mbits/s", "MEAN_VALUE": _number(run.flow(flow)["goodput_bps"] * 1e-6),
                         "LASTHOP_FLOW": flow}
-    for flow in shape.udp:
+    for flow in shape.udp if not shape.series else ():
         f = run.flow(flow)
         results["VoIP::bitrate"] = _interval_series(iv, flow, "goodput_bps", 1e-3, starts)
         results["VoIP::delay"] = _interval_series(iv, flow, "delay_mean_ms", 1.0, starts)
@@ -159,6 +210,11 @@ def _flent_data(res: Results, flows: Iterable[str] | None, batch: dict | None) -
             meta[k] = {"UNITS": {"VoIP::bitrate": "Kbits/s", "VoIP::loss": "count"}.get(k, "ms")}
 
     selected = [run.flow(n) for n in (*shape.tcp, *shape.udp)]
+    if shape.series:  # flent runs on the client, against the server the probes come from
+        probe = run.flow(shape.udp[0])
+        local_host, hosts = probe["dst"], [probe["src"]]
+    else:
+        local_host, hosts = selected[0]["src"], list(dict.fromkeys(f["dst"] for f in selected))
     params = {"upload_streams": str(len(shape.tcp))} if shape.test == "tcp_nup" else {}
     if shape.test == "tcp_nup" and shape.udp:
         params["voip_host"] = run.flow(shape.udp[0])["dst"]
@@ -169,9 +225,9 @@ def _flent_data(res: Results, flows: Iterable[str] | None, batch: dict | None) -
         "TITLE": title,
         "TIME": EPOCH,
         "T0": EPOCH,
-        "LOCAL_HOST": selected[0]["src"],
-        "HOST": selected[0]["dst"],
-        "HOSTS": list(dict.fromkeys(f["dst"] for f in selected)),
+        "LOCAL_HOST": local_host,
+        "HOST": hosts[0],
+        "HOSTS": hosts,
         "LENGTH": length,
         "TOTAL_LENGTH": length,
         "STEP_SIZE": step,
@@ -191,6 +247,49 @@ def _flent_data(res: Results, flows: Iterable[str] | None, batch: dict | None) -
                     "version": s.get("lasthop_version"), "flows": {f["name"]: f["transport"] for f in selected}},
     }
     return {"metadata": metadata, "version": FILEFORMAT_VERSION, "x_values": starts, "results": results, "raw_values": raw}
+
+
+def _rrul_series(run: _Run, shape: Shape, iv, starts: list[float], step: float, results: dict, raw: dict, meta: dict) -> None:
+    """flent's RRUL series (module doc) into `results`, `raw` and `meta`: each TCP flow's goodput
+    and each probe's round trips per interval, then the sums and averages rrul.conf computes."""
+    for series, flow in shape.series:
+        if series.startswith("TCP"):
+            values = _interval_series(iv, flow, "goodput_bps", 1e-6, starts)
+            raw[series] = _netperf_raw(starts, values, step) + _tcp_info_raw(run.traces.get(f"tcp/{flow}"), starts, step)
+            meta[series] = {"UNITS": "Mbits/s", "MEAN_VALUE": _number(run.flow(flow)["goodput_bps"] * 1e-6), "LASTHOP_FLOW": flow}
+        else:
+            values = _round_trips(run.traces.get(f"round_trips/{flow}"), starts)
+            raw[series] = _netperf_raw(starts, values, step)
+            meta[series] = {"UNITS": "ms", "MEAN_VALUE": _number(run.flow(flow)["round_trip"]["rtt_ms"]["mean"]), "LASTHOP_FLOW": flow}
+        results[series] = values
+    results["Ping (ms) ICMP"] = [None] * len(starts)
+    raw["Ping (ms) ICMP"] = []
+    tcp = [n for n, _ in shape.series if n.startswith("TCP")]
+    for d in ("download", "upload"):
+        of = [results[n] for n in tcp if n.startswith(f"TCP {d}")]
+        results[f"TCP {d} sum"] = _combine(of, sum)
+        results[f"TCP {d} avg"] = _combine(of, lambda v: sum(v) / len(v))
+    results["TCP totals"] = _combine([results[n] for n in tcp], sum)
+    results["Ping (ms) avg"] = _combine([results[n] for n, _ in shape.series if n.startswith("Ping")], lambda v: sum(v) / len(v))
+    for n in ("TCP download sum", "TCP download avg", "TCP upload sum", "TCP upload avg", "TCP totals", "Ping (ms) avg", "Ping (ms) ICMP"):
+        meta[n] = {"UNITS": "ms" if n.startswith("Ping") else "Mbits/s"}
+
+
+def _combine(series: list[list], reduce) -> list[float | None]:
+    """flent's sum and average runners: per step over the series that have a value (null where none has)."""
+    out = []
+    for values in zip(*series):
+        present = [v for v in values if v is not None]
+        out.append(reduce(present) if present else None)
+    return out
+
+
+def _round_trips(table, starts: list[float]) -> list[float | None]:
+    """A probe flow's mean round trip (ms) at each interval start, null where no echo came back."""
+    if table is None or table.empty:
+        return [None] * len(starts)
+    rtt = dict(zip(table["t_start_s"].tolist(), table["rtt_mean_ms"].tolist()))
+    return [_number(rtt.get(t)) for t in starts]
 
 
 def _netperf_raw(starts: list[float], values: list, step: float) -> list[dict]:

@@ -97,7 +97,7 @@ impl Hop {
     #[inline]
     pub fn poll(&mut self, now: Time, token: u64, out: &mut Vec<HopEvent>) {
         match self {
-            Hop::Wired(c) => c.poll(now, out),
+            Hop::Wired(c) => c.poll(now, token, out),
             Hop::Wlan(w) => w.poll(now, token, out),
             Hop::Rlc(r) => r.poll(now, token, out),
         }

@@ -25,6 +25,7 @@
 
 pub mod cellular;
 pub mod hop;
+pub mod link_trace;
 pub mod mechanisms;
 pub mod metrics;
 pub mod packet;

@@ -2,12 +2,15 @@
 //! FQ-CoDel), a serializer at the link rate, propagation delay and Bernoulli loss drawn when a
 //! packet has been serialized. Queue limits count packets waiting, not the one being serialized
 //! (as in ns-3's PointToPointNetDevice and Linux qdiscs). Driven through the hop contract
-//! ([`crate::hop`]): one wake per serialization end (token 0).
+//! ([`crate::hop`]): one wake per serialization end (token 0). A trace-driven direction
+//! ([`Channel::delivery`], Mahimahi's mm-link rule of [`crate::link_trace`]) sends in delivery
+//! opportunities instead of at a rate: one wake per opportunity time while packets wait.
 //!
 //! Left out: link-layer framing overhead (the wire size is the IP packet), carrier jitter,
 //! bit-error models (loss is per packet).
 
 use crate::hop::{HopEvent, Offer, PacketRef};
+use crate::link_trace::{Cursor, DeliveryTrace, OPPORTUNITY_BYTES};
 use crate::mechanisms::aqm::{Qdisc, Queued};
 use crate::metrics::DropCause;
 use crate::packet::{Packet, Protocol};
@@ -15,6 +18,7 @@ use crate::report::{busy_share, Column, LinkReport, Table};
 use crate::rng::{bernoulli, SimRng};
 use crate::units::{BitRate, QueueLimit};
 use crate::{Duration, Time};
+use std::sync::Arc;
 
 /// Queue occupancy samples, recorded at every change when the link is probed.
 #[derive(Debug, Default, Clone)]
@@ -43,6 +47,23 @@ pub struct Channel {
     aqm_drops: Vec<Queued<PacketRef>>,
     /// Whether [`HopEvent::Transmit`] is emitted ([`crate::hop::Hop::report_transmits`]).
     pub transmits: bool,
+    /// A trace-driven direction's delivery state ([`Channel::with_trace`]); `rate` is then unused.
+    pub delivery: Option<TraceDelivery>,
+}
+
+/// A trace-driven direction's state: the next opportunity not used or gone, the packet part-way
+/// through, the wake asked for.
+#[derive(Debug)]
+pub struct TraceDelivery {
+    pub trace: Arc<DeliveryTrace>,
+    next: Cursor,
+    /// The packet part-way through the opportunities, and its bytes still to send.
+    transit: Option<(PacketRef, u32)>,
+    /// The token and time of the wake asked for (a wake with an older token is superseded).
+    generation: u64,
+    armed: Option<Time>,
+    /// Bytes of the opportunities that carried packets.
+    pub used_bytes: u64,
 }
 
 /// What a channel counts while it runs.
@@ -74,13 +95,23 @@ impl Channel {
             trace: None,
             aqm_drops: Vec::new(),
             transmits: true,
+            delivery: None,
         }
+    }
+
+    /// This channel sending in the delivery opportunities of `trace` instead of at its rate.
+    pub fn with_trace(mut self, trace: Arc<DeliveryTrace>) -> Self {
+        self.delivery = Some(TraceDelivery { trace, next: Cursor { pass: 0, index: 0 }, transit: None, generation: 0, armed: None, used_bytes: 0 });
+        self
     }
 
     /// Serializes the packet at once if the line is idle, else queues it (a tail drop is
     /// reported as a queue drop).
     #[inline]
     pub fn accept(&mut self, now: Time, o: Offer, out: &mut Vec<HopEvent>) {
+        if self.delivery.is_some() {
+            return self.accept_traced(now, o, out);
+        }
         if self.in_service.is_none() {
             self.in_service = Some(o.pkt);
             if self.transmits {
@@ -94,7 +125,15 @@ impl Channel {
 
     /// The packet in service is serialized: it is lost or propagates; the next one starts.
     #[inline]
-    pub fn poll(&mut self, now: Time, out: &mut Vec<HopEvent>) {
+    pub fn poll(&mut self, now: Time, token: u64, out: &mut Vec<HopEvent>) {
+        if let Some(d) = self.delivery.as_mut() {
+            if token == d.generation {
+                d.armed = None;
+                self.deliver_due(now, out);
+                self.arm(out);
+            }
+            return;
+        }
         let done = self.in_service.take().expect("a channel wakes only with a packet in service");
         self.stats.tx_packets += 1;
         let lost = self.loses();
@@ -118,6 +157,84 @@ impl Channel {
         } else {
             HopEvent::Arrive { pkt: done, from: 0, to: 1, at: now + self.delay }
         });
+    }
+
+    /// mm-link's `read_packet`: the opportunities up to now go first (burned when nothing
+    /// waits), then the packet joins the queue.
+    fn accept_traced(&mut self, now: Time, o: Offer, out: &mut Vec<HopEvent>) {
+        let d = self.delivery.as_mut().expect("traced");
+        if d.transit.is_none() && self.qdisc.is_empty() {
+            d.next = d.next.max(d.trace.first_after(now));
+        } else {
+            self.deliver_due(now, out);
+        }
+        if let Some(victim) = self.push(now, o.pkt, o.bytes, o.flow) {
+            out.push(HopEvent::Drop { pkt: victim, cause: DropCause::Queue });
+        }
+        self.arm(out);
+    }
+
+    /// mm-link's `rationalize`: every opportunity due by `now`, in order, carries up to
+    /// [`OPPORTUNITY_BYTES`] of the packet part-way through and then of the queue's next ones.
+    fn deliver_due(&mut self, now: Time, out: &mut Vec<HopEvent>) {
+        let mut d = self.delivery.take().expect("traced");
+        let mut aqm = std::mem::take(&mut self.aqm_drops);
+        while d.trace.time(d.next) <= now {
+            let at = d.trace.time(d.next);
+            d.next = d.trace.next(d.next);
+            let mut room = OPPORTUNITY_BYTES;
+            while room > 0 {
+                let (pkt, left) = match d.transit.take() {
+                    Some(t) => t,
+                    None => match self.pop(at, &mut aqm) {
+                        Some(q) => {
+                            if self.transmits {
+                                out.push(HopEvent::Transmit { pkt: q.item, from: 0, to: 1, at });
+                            }
+                            (q.item, q.bytes)
+                        }
+                        None => break,
+                    },
+                };
+                let sent = room.min(left);
+                room -= sent;
+                d.used_bytes += sent as u64;
+                if sent < left {
+                    d.transit = Some((pkt, left - sent));
+                } else {
+                    self.sent(pkt, at, out);
+                }
+            }
+        }
+        out.extend(aqm.drain(..).map(|q| HopEvent::Drop { pkt: q.item, cause: DropCause::Queue }));
+        self.aqm_drops = aqm;
+        self.delivery = Some(d);
+    }
+
+    /// A wake at the next opportunity while packets wait, unless one is asked for already.
+    fn arm(&mut self, out: &mut Vec<HopEvent>) {
+        let waiting = !self.qdisc.is_empty();
+        let d = self.delivery.as_mut().expect("traced");
+        if d.transit.is_none() && !waiting {
+            return;
+        }
+        let at = d.trace.time(d.next);
+        if d.armed != Some(at) {
+            d.generation += 1;
+            d.armed = Some(at);
+            out.push(HopEvent::Wake { at, token: d.generation });
+        }
+    }
+
+    /// A traced packet's last byte left at `at`: lost, or on its way.
+    fn sent(&mut self, pkt: PacketRef, at: Time, out: &mut Vec<HopEvent>) {
+        self.stats.tx_packets += 1;
+        if self.loses() {
+            self.stats.link_losses += 1;
+            out.push(HopEvent::Drop { pkt, cause: DropCause::Link });
+        } else {
+            out.push(HopEvent::Arrive { pkt, from: 0, to: 1, at: at + self.delay });
+        }
     }
 
     fn start_service(&mut self, bytes: u32) -> Duration {
@@ -179,7 +296,11 @@ impl Channel {
             max_queue_packets: self.stats.max_queued_packets,
             max_queue_bytes: self.stats.max_queued_bytes,
             queue_limit: self.limit.to_string(),
-            utilization: busy_share(self.stats.busy_ns, end),
+            utilization: match &self.delivery {
+                // The share of the opportunities' bytes that carried packets.
+                Some(d) => d.used_bytes as f64 / (d.trace.opportunities_until(end) * OPPORTUNITY_BYTES as u64).max(1) as f64,
+                None => busy_share(self.stats.busy_ns, end),
+            },
         }
     }
 }
@@ -237,11 +358,63 @@ mod tests {
         let on_air = |pkt, t| HopEvent::Transmit { pkt, from: 0, to: 1, at: t };
         assert_eq!(out, vec![on_air(7, Time::ZERO), HopEvent::Wake { at: ms(1), token: 0 }, HopEvent::Drop { pkt: 9, cause: DropCause::Queue }]);
         out.clear();
-        c.poll(ms(1), &mut out);
+        c.poll(ms(1), 0, &mut out);
         assert_eq!(out, vec![on_air(8, ms(1)), HopEvent::Wake { at: ms(2), token: 0 }, HopEvent::Arrive { pkt: 7, from: 0, to: 1, at: ms(6) }]);
         out.clear();
-        c.poll(ms(2), &mut out);
+        c.poll(ms(2), 0, &mut out);
         assert_eq!(out, vec![HopEvent::Arrive { pkt: 8, from: 0, to: 1, at: ms(7) }], "no wake once the queue is empty");
         assert_eq!((c.stats.tx_packets, c.stats.queue_drops, c.stats.busy_ns), (2, 1, 2_000_000));
+    }
+
+    #[test]
+    fn a_traced_direction_delivers_what_mm_link_would() {
+        // The trace "2 2 10": opportunities of 1504 B at 2, 2, 10 | 12, 12, 20 | 22, 22, 30 ms.
+        // Hand count of mm-link's rule (link_queue.cc `rationalize`), 5 ms of propagation after:
+        // - A, B, C (1000 B) and D (3000 B) at 0 ms. The first opportunity at 2 ms carries A and
+        //   504 B of B; the second the rest of B (496), C and 8 B of D: A, B, C arrive at 7 ms.
+        // - 10 ms: 1504 B more of D; 12 ms: its last 1488 B (D arrives at 17 ms); the second
+        //   opportunity at 12 ms finds nothing and is lost.
+        // - E (1500 B) at 15 ms goes at 20 ms (arrives 25). F (100 B) at 22 ms finds both
+        //   opportunities of 22 ms gone (mm-link burns those up to now first): it goes at 30.
+        let trace = Arc::new(DeliveryTrace::parse("2\n2\n10\n").unwrap());
+        let rng = RngStreams::new(1).stream("test");
+        let limit = QueueLimit::Packets(10);
+        let mut c = Channel::new("t".into(), BitRate(1), Duration::from_millis(5), limit, Qdisc::drop_tail(limit), 0.0, rng).with_trace(trace);
+        c.transmits = false;
+        let ms = |n: u64| Time(n * 1_000_000);
+        let mut out = Vec::new();
+        let mut arrivals = Vec::new();
+        let mut wakes = Vec::new();
+        let take = |out: &mut Vec<HopEvent>, arrivals: &mut Vec<(u32, u64)>, wakes: &mut Vec<(u64, u64)>| {
+            for e in out.drain(..) {
+                match e {
+                    HopEvent::Arrive { pkt, at, .. } => arrivals.push((pkt, at.0 / 1_000_000)),
+                    HopEvent::Wake { at, token } => wakes.push((at.0 / 1_000_000, token)),
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        for (pkt, bytes) in [(1, 1000), (2, 1000), (3, 1000), (4, 3000)] {
+            c.accept(Time::ZERO, offer(pkt, bytes), &mut out);
+        }
+        take(&mut out, &mut arrivals, &mut wakes);
+        for (t, token) in [(2, 1), (10, 2), (12, 3)] {
+            c.poll(ms(t), token, &mut out);
+            take(&mut out, &mut arrivals, &mut wakes);
+        }
+        c.accept(ms(15), offer(5, 1500), &mut out);
+        take(&mut out, &mut arrivals, &mut wakes);
+        c.poll(ms(20), 4, &mut out);
+        c.poll(ms(20), 3, &mut out); // a superseded wake changes nothing
+        c.accept(ms(22), offer(6, 100), &mut out);
+        take(&mut out, &mut arrivals, &mut wakes);
+        c.poll(ms(30), 5, &mut out);
+        take(&mut out, &mut arrivals, &mut wakes);
+        assert_eq!(arrivals, [(1, 7), (2, 7), (3, 7), (4, 17), (5, 25), (6, 35)]);
+        assert_eq!(wakes, [(2, 1), (10, 2), (12, 3), (20, 4), (30, 5)], "one wake per opportunity time while packets wait");
+        // 7600 B carried in the 9 opportunities of the first 30 ms (3 passes of 3).
+        let report = c.report(ms(30), &mut Vec::new());
+        assert_eq!(report.tx_packets, 6);
+        assert!((report.utilization - 7600.0 / (9.0 * 1504.0)).abs() < 1e-12, "{}", report.utilization);
     }
 }

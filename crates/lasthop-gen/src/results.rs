@@ -346,6 +346,7 @@ pub fn compute(plan: &Plan, m: &Measured, mut packet_tables: PacketTables) -> Re
         if let Some((mt, _)) = slot {
             let active = entries[i].stop.since(entries[i].start);
             report.flows[i].round_trip = Some(mt.round_trip(active, report.flows[i].forward.lost_packets));
+            tables.push(lasthop_core::report::round_trip_table(&report.flows[i].name, &mt.interval_rows(end)));
         }
     }
     if packets {

@@ -43,6 +43,27 @@ fn run_schema() -> String {
     lasthop_core::report::run_schema()
 }
 
+/// A Mahimahi link trace (a file or "bundled:traces/NAME"): its opportunities per pass, period
+/// (s), mean capacity (b/s) and capacity in each `bin_s` of one period (b/s): `lasthop trace show`.
+#[pyfunction]
+fn link_trace_summary(path: &str, bin_s: f64) -> PyResult<(usize, f64, f64, Vec<f64>)> {
+    let t = lasthop_scenario::links::read_link_trace(path).map_err(ScenarioError::new_err)?;
+    let bin = lasthop_core::Duration(((bin_s.max(1e-3)) * 1e9).round() as u64);
+    Ok((t.opportunities(), t.period().as_secs_f64(), t.mean_bps(), t.capacity_bps(bin, t.period())))
+}
+
+/// A synthetic link trace in mm-link's format (`lasthop_core::link_trace::Synthetic`'s model).
+#[pyfunction]
+fn synthetic_link_trace(mean_bps: f64, std_bps: f64, correlation_s: f64, length_s: f64, seed: u64) -> String {
+    let model = lasthop_core::link_trace::Synthetic {
+        mean_bps,
+        std_bps,
+        correlation: lasthop_core::Duration((correlation_s * 1e9).round() as u64),
+        length: lasthop_core::Duration((length_s * 1e9).round() as u64),
+    };
+    model.draw(&mut lasthop_core::rng::RngStreams::new(seed).stream("link-trace")).to_text()
+}
+
 /// TOML text of a bundled scenario, or None.
 #[pyfunction]
 fn bundled_scenario(name: &str) -> Option<&'static str> {
@@ -262,6 +283,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_schema, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bundled_names, m)?)?;
+    m.add_function(wrap_pyfunction!(link_trace_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(synthetic_link_trace, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(wifi_ppdu, m)?)?;
     m.add_function(wrap_pyfunction!(wifi_ampdu, m)?)?;

@@ -10,6 +10,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("home-ac", include_str!("../../../scenarios/home-ac.toml")),
     ("home-ax", include_str!("../../../scenarios/home-ax.toml")),
     ("rrul", include_str!("../../../scenarios/rrul.toml")),
+    ("lte-trace", include_str!("../../../scenarios/lte-trace.toml")),
 ];
 
 /// The TOML text of a bundled scenario.

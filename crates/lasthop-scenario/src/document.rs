@@ -73,6 +73,7 @@ impl Scenario {
         let mut scenario = scenario;
         scenario.resolve_presets();
         scenario.resolve_traffic_files(file)?;
+        scenario.resolve_link_traces(file)?;
         let doc: toml::Value = toml::from_str(&text).map_err(|e| err(crate::error::toml_message(e.message())))?;
         // Ranges first: cross-field checks would only repeat what an out-of-range value breaks.
         let mut problems = crate::limits::check_document(&doc);
@@ -157,8 +158,8 @@ impl Scenario {
             if l.a.get_ref() == l.b.get_ref() {
                 p.push(format!("{}links[{i}] connects {:?} to itself; a and b must differ", at(&l.b), l.a.get_ref()));
             }
-            if l.rate.is_none() {
-                p.push(format!("{}links[{i}] needs a rate (e.g. rate = \"10Mbps\") or a preset (ethernet, gprs, umts)", at(&l.a)));
+            if l.rate.is_none() && !l.fully_traced() {
+                p.push(format!("{}links[{i}] needs a rate (e.g. rate = \"10Mbps\"), a preset (ethernet, gprs, umts) or traces for both directions (trace_a_to_b, trace_b_to_a)", at(&l.a)));
             }
             if l.delay.is_none() {
                 p.push(format!("{}links[{i}] needs a delay (e.g. delay = \"5ms\") or a preset (ethernet, gprs, umts)", at(&l.a)));

@@ -1,8 +1,11 @@
 //! Point-to-point links: rate, delay, queue and its discipline, loss; access-network presets.
 
 use crate::*;
+use lasthop_core::link_trace::DeliveryTrace;
 use lasthop_core::units::{BitRate, Bytes, QueueLimit};
 use lasthop_core::Duration;
+use std::path::Path;
+use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -49,6 +52,18 @@ pub struct Link {
     /// Loss probability b -> a, overriding `loss`.
     #[serde(default)]
     pub loss_b_to_a: Option<f64>,
+    /// A Mahimahi `mm-link` trace for a -> b (a file, relative to the scenario's folder, or
+    /// "bundled:traces/NAME" for one compiled into lasthop): that direction sends in the
+    /// trace's delivery opportunities (1504 bytes each, the trace looping) instead of at `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_a_to_b: Option<String>,
+    /// The same for b -> a.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_b_to_a: Option<String>,
+    /// The traces read when the scenario loaded: [a -> b, b -> a].
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub delivery: [Option<Arc<DeliveryTrace>>; 2],
 }
 
 /// A queue discipline.
@@ -86,12 +101,17 @@ impl AccessPreset {
 }
 
 impl Link {
-    /// Rate a -> b (validated present).
+    /// Rate a -> b (validated present unless both directions follow traces; then unused).
     pub fn rate_a_to_b(&self) -> BitRate {
-        self.rate.expect("validated: rate or preset")
+        self.rate.unwrap_or(BitRate(0))
     }
     pub fn rate_b_to_a(&self) -> BitRate {
         self.rate_b_to_a.unwrap_or(self.rate_a_to_b())
+    }
+
+    /// Whether both directions follow traces (then `rate` is not needed).
+    pub fn fully_traced(&self) -> bool {
+        self.trace_a_to_b.is_some() && self.trace_b_to_a.is_some()
     }
     pub fn delay(&self) -> Duration {
         self.delay.expect("validated: delay or preset")
@@ -102,5 +122,66 @@ impl Link {
 
     pub fn display_name(&self) -> String {
         self.name.clone().unwrap_or_else(|| format!("{}-{}", self.a.get_ref(), self.b.get_ref()))
+    }
+}
+
+/// Trace files compiled into lasthop, named in scenarios as "bundled:traces/NAME" (a bundled
+/// scenario's own relative paths are looked up here too).
+pub const BUNDLED_TRACES: &[(&str, &str)] = &[("traces/lte-synthetic.down", include_str!("../../../scenarios/traces/lte-synthetic.down")),
+    ("traces/lte-synthetic.up", include_str!("../../../scenarios/traces/lte-synthetic.up"))];
+
+/// The prefix of a bundled trace's name.
+pub const BUNDLED_TRACE_PREFIX: &str = "bundled:";
+
+/// The text of trace `path` named by the scenario `file` (its folder is the base; a bundled
+/// scenario's label "<bundled:NAME>" looks among the bundled traces).
+fn trace_text(file: &str, path: &str) -> Result<String, String> {
+    let bundled_name = path.strip_prefix(BUNDLED_TRACE_PREFIX).or_else(|| file.starts_with("<bundled:").then_some(path));
+    if let Some(name) = bundled_name {
+        return BUNDLED_TRACES.iter().find(|(n, _)| *n == name).map(|(_, t)| t.to_string()).ok_or_else(|| {
+            let names: Vec<String> = BUNDLED_TRACES.iter().map(|(n, _)| format!("{BUNDLED_TRACE_PREFIX}{n}")).collect();
+            format!("no bundled trace {name:?}; bundled: {}", names.join(", "))
+        });
+    }
+    let full = Path::new(file).parent().unwrap_or(Path::new("")).join(path);
+    crate::input::read_text(&full, crate::input::traffic_file_max(), Some(crate::input::TRAFFIC_FILE_MAX_ENV))
+        .map_err(|e| format!("cannot read {path:?} ({}): {e}", full.display()))
+}
+
+/// Reads a trace as a scenario names it ("bundled:traces/NAME" or a file, relative to the
+/// current folder), for `lasthop trace`; errors name the line at fault.
+pub fn read_link_trace(path: &str) -> Result<DeliveryTrace, String> {
+    let text = trace_text("", path)?;
+    DeliveryTrace::parse(&text).map_err(|e| match e.line {
+        0 => format!("{path}: {}", e.problem),
+        n => format!("{path} line {n}: {}", e.problem),
+    })
+}
+
+impl Scenario {
+    /// Reads every link trace (relative to the scenario `file`'s folder) into its link.
+    pub(crate) fn resolve_link_traces(&mut self, file: &str) -> Result<(), ScenarioError> {
+        let mut problems = Vec::new();
+        for (i, l) in self.links.iter_mut().enumerate() {
+            for (d, field) in ["trace_a_to_b", "trace_b_to_a"].into_iter().enumerate() {
+                let path = if d == 0 { &l.trace_a_to_b } else { &l.trace_b_to_a };
+                let Some(path) = path else { continue };
+                let parsed = trace_text(file, path).and_then(|text| {
+                    DeliveryTrace::parse(&text).map_err(|e| match e.line {
+                        0 => format!("{path:?} {}", e.problem),
+                        n => format!("{path:?} line {n}: {}", e.problem),
+                    })
+                });
+                match parsed {
+                    Ok(t) => l.delivery[d] = Some(Arc::new(t)),
+                    Err(e) => problems.push(format!("links[{i}].{field}: {e} (Mahimahi's mm-link format: one delivery opportunity per line, in ms)")),
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ScenarioError { file: file.to_string(), problems })
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! The refactoring guard rail: every bundled scenario and every run of every quick one-seed
-//! reproduction (171 cases, recorded by `scripts/golden.py --record` into
+//! reproduction (172 cases, recorded by `scripts/golden.py --record` into
 //! `tests/data/golden/cases.json`) must give byte-identical output — the summary JSON and every
 //! column of every table — to the recorded SHA-256. A refactor that changes a single number fails
 //! here; a commit that means to change results re-records and says why in its message.

@@ -4,7 +4,7 @@
 //! CDF. Column names and order are part of the results format, like the report's keys.
 //!
 //! Table names: "intervals", "delay_cdf", "queue/<link>:<a>-><b>", "wlan/<wlan>/<node>", "rates/<wlan>",
-//! "tcp/<flow>", "tcp/<flow>/receiver", "packets/<flow>".
+//! "tcp/<flow>", "tcp/<flow>/receiver", "packets/<flow>", "round_trips/<flow>" (an echo flow's).
 
 use crate::metrics::{FlowMeter, IntervalRow};
 
@@ -210,6 +210,18 @@ pub fn delay_cdf_table<'a>(flows: impl IntoIterator<Item = (&'a str, &'a FlowMet
     t.push("flow", Column::Str(flow));
     t.push("quantile", Column::F64(quantile));
     t.push("delay_ms", Column::F64(delay));
+    t
+}
+
+/// An echo flow's round trips per interval (`rows`: the interval rows of the meter of its
+/// echoes, whose delay runs from a request's send time to its echo's arrival), each in the
+/// interval its echo came back in: what flent's UDP ping series plot.
+pub fn round_trip_table(flow: &str, rows: &[IntervalRow]) -> Table {
+    let mut t = Table::new(format!("round_trips/{flow}"));
+    t.push("t_start_s", Column::F64(rows.iter().map(|r| r.t_start_s).collect()));
+    t.push("echoes", Column::U64(rows.iter().map(|r| r.rx_packets).collect()));
+    t.push("rtt_mean_ms", Column::OptF64(rows.iter().map(|r| r.delay_mean_ms).collect()));
+    t.push("rtt_max_ms", Column::OptF64(rows.iter().map(|r| r.delay_max_ms).collect()));
     t
 }
 

@@ -89,14 +89,17 @@ impl Network {
         for l in &scenario.links {
             let name = l.display_name();
             // Hop 2·i is a -> b of link i, hop 2·i + 1 is b -> a (the routes rely on it).
-            for (from, to, loss, rate) in [
-                (l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss), l.rate_a_to_b()),
-                (l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss), l.rate_b_to_a()),
+            for (from, to, loss, rate, trace) in [
+                (l.a.get_ref(), l.b.get_ref(), l.loss_a_to_b.unwrap_or(l.loss), l.rate_a_to_b(), &l.delivery[0]),
+                (l.b.get_ref(), l.a.get_ref(), l.loss_b_to_a.unwrap_or(l.loss), l.rate_b_to_a(), &l.delivery[1]),
             ] {
                 let cname = format!("{name}:{from}->{to}");
                 let stream = rng.stream(&format!("link/{cname}/loss"));
                 let qdisc = build_qdisc(l.aqm, l.queue(), l.mtu.0 as u32);
                 let mut c = Channel::new(cname, rate, l.delay(), l.queue(), qdisc, loss, stream);
+                if let Some(t) = trace {
+                    c = c.with_trace(t.clone());
+                }
                 c.trace = scenario.probes.queues.contains(&name).then(QueueTrace::default);
                 hops.push(HopSlot { hop: Hop::Wired(c), nodes: vec![node(from), node(to)] });
             }

@@ -116,6 +116,9 @@ impl Simulation {
             for row in f.meters.forward.interval_rows(end) {
                 intervals.push(&f.name, row);
             }
+            if f.echo {
+                tables.push(report::round_trip_table(&f.name, &f.meters.reverse.interval_rows(end)));
+            }
             if let Some(r) = f.meters.records.take() {
                 tables.push(packet_table(&f.name, r));
             }

@@ -13,6 +13,7 @@ mod network;
 mod scenario_errors;
 mod snoop;
 mod start_jitter;
+mod trace_link;
 mod wlan;
 mod wlan_aggregating;
 mod wlan_edca;

@@ -77,7 +77,7 @@ fn bad_files_get_messages_naming_file_line_field_and_valid_values() {
         ("name = \"island\"", "name = \"a\"", &["nodes[2].name \"a\" is used twice"]),
         ("[[flows]]", "[probes]\nqueues = [\"nope\"]\n\n[[flows]]", &["probes.queues names unknown link or WLAN \"nope\"", "known: \"a-b\""]),
         ("duration = \"10s\"", "duration = \"10s", &["line 2", "invalid basic string"]),
-        ("rate = \"10Mbps\"\n", "", &["line 14", "links[0] needs a rate", "or a preset (ethernet, gprs, umts)"]),
+        ("rate = \"10Mbps\"\n", "", &["line 14", "links[0] needs a rate", "a preset (ethernet, gprs, umts) or traces for both directions"]),
         ("rate = \"10Mbps\"", "preset = \"lte\"", &["line 16", "unknown variant `lte`", "ethernet", "gprs", "umts"]),
         (
             "[[flows]]",
