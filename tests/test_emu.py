@@ -108,10 +108,23 @@ def test_shell_runs_a_command_across_the_emulated_network():
         assert "sender 10.0.0.1" in out.stderr and "receiver 10.0.0.3" in out.stderr
         rtts = sorted(float(x) for x in re.findall(r"time=([\d.]+)", out.stdout))
         assert len(rtts) == 5 and rtts[0] > 50.1, rtts
+        # The replies crossed the router, which forwards as RFC 1812 says: Linux's TTL of 64
+        # arrives one lower.
+        assert re.findall(r"ttl=(\d+)", out.stdout) == ["63"] * 5, out.stdout
         medians.append(rtts[2])
         if rtts[2] < 51.5:
             break
     assert min(medians) < 51.5, medians
+
+
+def test_shell_names_every_endpoints_namespace_for_servers_on_other_nodes():
+    # From the sender's shell, the receiver's namespace is $LASTHOP_NS_RECEIVER: a command there
+    # sees the receiver's address (the 3rd node: 10.0.0.3), as an iperf3 server would run there.
+    out = subprocess.run([LASTHOP, "emu", "shell", "dumbbell", "--node", "sender", "--", "sh", "-c",
+                          'echo "$LASTHOP_NODE"; ip netns exec "$LASTHOP_NS_RECEIVER" ip -4 -o addr show'],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("sender\n") and "10.0.0.3/" in out.stdout, out.stdout
 
 
 def test_shell_exit_code_is_the_commands_and_a_router_has_no_namespace():

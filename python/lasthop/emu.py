@@ -185,7 +185,10 @@ def shell(scenario_or_path: Scenario | str | Path | None, node: str | None, comm
             where = "a node inside the emulator (a router, an access point)" if node in nodes else "no node of the scenario"
             raise EmulationError(f"--node {node}: {where}; nodes with a namespace: {', '.join(spaces)}")
         argv = list(command) or [os.environ.get("SHELL", "/bin/sh")]
-        env = dict(os.environ, LASTHOP_NODE=node, LASTHOP_NAMESPACE=spaces[node])
+        # Every endpoint's namespace by name (LASTHOP_NS_RECEIVER, LASTHOP_NS_N0, ...): a command
+        # can start a server on another node (README: ip netns exec "$LASTHOP_NS_RECEIVER" iperf3 -s).
+        env = dict(os.environ, LASTHOP_NODE=node, LASTHOP_NAMESPACE=spaces[node],
+                   **{namespace_variable(n): ns for n, ns in spaces.items()})
         old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the command
         try:
             child = subprocess.Popen(["ip", "netns", "exec", spaces[node], *argv], env=env)
@@ -200,6 +203,12 @@ def shell(scenario_or_path: Scenario | str | Path | None, node: str | None, comm
             signal.signal(signal.SIGINT, old)
     finally:
         emu.finish()
+
+
+def namespace_variable(node: str) -> str:
+    """The environment variable `emu shell` sets to `node`'s namespace: LASTHOP_NS_ and the name in
+    capitals, every other character than a letter or digit as _ (a node "old-laptop": LASTHOP_NS_OLD_LAPTOP)."""
+    return "LASTHOP_NS_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in node.upper())
 
 
 def node_addresses(sc: Scenario) -> dict[str, str]:

@@ -24,6 +24,9 @@ pub struct EmulatorReport {
     pub other_packets: u64,
     pub signalling_packets: u64,
     pub write_errors: u64,
+    /// Packets a router inside the emulator discarded because their TTL ran out (RFC 1812
+    /// §5.3.1; no ICMP Time Exceeded is sent).
+    pub ttl_expired_packets: u64,
     pub release_lateness_us: Lateness,
     /// Releases per lateness bucket k: [2^(k-1), 2^k) ns (bucket 0: on time).
     pub release_lateness_log2_ns: Vec<u64>,
@@ -169,6 +172,7 @@ impl EmulatorReport {
             other_packets: st.other_packets,
             signalling_packets: st.signalling_packets,
             write_errors: st.write_errors,
+            ttl_expired_packets: st.ttl_expired,
             release_lateness_us: Lateness { p50: us(0.5), p99: us(0.99), p999: us(0.999), max: st.lateness_max_ns as f64 / 1e3 },
             release_lateness_log2_ns: st.lateness_log2.to_vec(),
             wakeups: st.wakeups,

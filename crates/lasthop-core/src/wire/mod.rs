@@ -64,7 +64,7 @@ mod tests;
 pub use emit::{emit, write_headers, EmitError};
 pub use headers::{Headers, Ipv4Fields, DEFAULT_TTL};
 pub use parse::{parse, parse_capture, verify_checksums};
-pub use rewrite::{apply, clear_tcp_push, incremental_update, set_dscp, set_tcp_ack, set_tcp_window, Rewritten};
+pub use rewrite::{apply, clear_tcp_push, decrement_ttl, incremental_update, set_dscp, set_tcp_ack, set_tcp_window, Rewritten};
 
 use crate::packet::NodeId;
 

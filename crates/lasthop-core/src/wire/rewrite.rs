@@ -1,4 +1,4 @@
-//! In-place rewrites of a real packet: the TCP advertised window (what SAP-LAW at the access point
+//! In-place rewrites of a real packet: a router's TTL decrement, the TCP advertised window (what SAP-LAW at the access point
 //! and receiver-side awnd control, Koga et al., do to ACKs), the TCP acknowledgment number, and the
 //! DSCP (layer-2 priority mapping). Each updates the checksum incrementally, RFC 1624 eqn. 3:
 //!
@@ -98,6 +98,20 @@ pub fn set_dscp(buf: &mut [u8], dscp: u8) -> Result<u8, WireError> {
     // Bytes 0-1 are one 16-bit word: version/IHL and TOS.
     replace_word(buf, 10, 0, u16::from_be_bytes([buf[0], dscp << 2 | (buf[1] & 0x3)]));
     Ok(old)
+}
+
+/// A router's forwarding step (RFC 1812 §5.3.1): the TTL one lower and the header checksum
+/// updated; `Ok(false)`, the bytes untouched, when the TTL is 1 or 0: the packet is discarded
+/// there (no ICMP Time Exceeded is sent back).
+pub fn decrement_ttl(buf: &mut [u8]) -> Result<bool, WireError> {
+    Ipv4HeaderSlice::from_slice(buf).map_err(ipv4_error)?;
+    let ttl = buf[8];
+    if ttl <= 1 {
+        return Ok(false);
+    }
+    // Bytes 8-9 are one 16-bit word: TTL and protocol.
+    replace_word(buf, 10, 8, u16::from_be_bytes([ttl - 1, buf[9]]));
+    Ok(true)
 }
 
 /// Which header fields [`apply`] rewrote.

@@ -529,6 +529,13 @@ impl Driver {
             return;
         }
         if slot.dst != node {
+            // A router forwards (RFC 1812 §5.3.1): TTL one lower, or the packet discarded at 1.
+            let slot = &mut self.arena.slots[pkt as usize];
+            if wire::decrement_ttl(&mut slot.buf[..slot.len]) != Ok(true) {
+                self.stats.ttl_expired += 1;
+                self.drop_packet(pkt, DropCause::Unattributed, at);
+                return;
+            }
             // A new transmission on the next hop: a new MAC identity.
             let uid = self.arena.new_uid();
             self.forward(node, pkt, uid, at);

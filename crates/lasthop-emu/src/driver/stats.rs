@@ -17,6 +17,8 @@ pub struct DriverStats {
     /// The generator's signalling packets, passed between namespaces outside the models.
     pub signalling_packets: u64,
     pub write_errors: u64,
+    /// Packets a router (a node inside the emulator) discarded because their TTL ran out.
+    pub ttl_expired: u64,
     /// Kernel TCP data segments whose PSH flag was cleared (`LoopOptions::clear_push`).
     pub push_flags_cleared: u64,
     /// How late packets were written after the time the model scheduled, ns: a histogram in
