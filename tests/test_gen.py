@@ -298,6 +298,12 @@ def test_a_round_trip_runs_sender_log_holds_its_echoes_as_itgsend_m_rttm_logs_th
     assert rt["echoes"] == 100 and rt["rtt_ms"]["mean"] == rtt["mean"]
     assert rt["trimmed_mean_ms"] <= rt["rtt_ms"]["mean"] and abs(rt["rpm"] - 60_000 / rt["trimmed_mean_ms"]) < 1e-9
     assert "round_trip" not in res.flow("ctl"), "TCP flows are not echoed"
+    # Per interval (round_trips/<flow>, as an echo flow's in the simulator): the same 100 echoes,
+    # and their mean weighted by the echoes of each interval is the run's mean round trip.
+    table = res.trace("round_trips/voice")
+    assert table.echoes.sum() == 100
+    assert (table.rtt_mean_ms.fillna(0) * table.echoes).sum() / 100 == pytest.approx(rt["rtt_ms"]["mean"], rel=1e-9)
+    assert "round_trips/ctl" not in res.traces
     # And lasthop import-ditg reads it back as a round-trip log.
     back = import_logs(send_log)
     assert back.summary["scenario"]["meter"] == "rttm"
