@@ -233,6 +233,14 @@ def test_an_echo_flow_shows_its_round_trips_and_rpm_in_the_console_the_report_an
     assert r.returncode == 0, r.stderr
     assert "round trips of probe: mean 40.2 ms" in r.stdout and "1492 RPM (Good" in r.stdout, r.stdout
     assert "Round trips of the echo flows" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    # The report's round-trip figure: the probe's mean per interval, 40.2048 ms in each of the
+    # 50 intervals (one probe per 100 ms interval), as the page's 3 significant digits show it.
+    from conftest import report_charts
+
+    rtt = {c["id"]: c for c in report_charts(tmp_path / "out" / "report.html")}["rtt"]
+    (line,) = rtt["panels"][0]["series"]
+    values = [y for y in line["y"] if y is not None]
+    assert line["name"] == "probe" and len(values) >= 45 and all(y == 0.0402 for y in values), values[:5]
     c = lasthop_cli("compare", str(tmp_path / "out"), "--metric", "round_trip_rpm", "--out", str(tmp_path / "cmp"))
     assert c.returncode == 0 and "1.49 k" in c.stdout, c.stdout + c.stderr
 

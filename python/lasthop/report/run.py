@@ -191,6 +191,7 @@ class _RunFigures:
         self.wlans = [w for w in self.s.get("wlans") or [] if w.get("members")]
         self.aggregating = [w for w in self.wlans if any((m.get("aggregation") or {}).get("ampdus") for m in w["members"])]
         self.rate_traces = self._rate_traces()
+        self.round_trips = self._round_trips()
 
     def planned(self) -> list[tuple[str, Callable[[], dict]]]:
         """(what it shows, its chart) of each figure this run has data for, in the page's order."""
@@ -201,6 +202,8 @@ class _RunFigures:
             out.append(("one-way delay and jitter over time", self.delay_chart))
         if self.cdf is not None:
             out.append(("one-way delay CDF", self.cdf_chart))
+        if self.round_trips:
+            out.append(("round trips of the echo flows over time", self.rtt_chart))
         if self.tcp_traces:
             out.append(("TCP windows", self.tcp_chart))
         if self.queue_traces[0]:
@@ -261,6 +264,15 @@ class _RunFigures:
                 small.append((t, None, peak))
         return shown, small
 
+    def _round_trips(self) -> list[tuple[str, envelope.Raw | envelope.Envelope]]:
+        """Per echo flow (round_trips/<flow>): its mean round trip per interval, in s."""
+        out = []
+        for t in [t for t in self.data.trace_names if t.startswith("round_trips/")]:
+            c = self.data.columns(t, ["t_start_s", "rtt_mean_ms"])
+            if np.isfinite(c["rtt_mean_ms"]).any():
+                out.append((t[len("round_trips/"):], envelope.reduce(c["t_start_s"], c["rtt_mean_ms"] * 1e-3, self.t_end)))
+        return out
+
     def _rate_traces(self) -> list[tuple[str, list[tuple[str, envelope.Raw | envelope.Envelope]]]]:
         """Per probed 802.11n/ac/ax WLAN: (its name, (link "from→to", its PHY rate in b/s as a step
         series) per link), from its rates/<name> table (a row per change)."""
@@ -311,6 +323,15 @@ class _RunFigures:
             flows[f] = (self.cdf["delay_ms"][m] / 1e3, self.cdf["quantile"][m])
         log = envelope.wide(self.cdf["delay_ms"])
         return charts.cdf_figure("delay_cdf", _plain_title(self.s, "one-way delay CDF"), _cdf_caption(log), flows, self.colors, log)
+
+    def rtt_chart(self) -> dict:
+        log = envelope.wide(np.concatenate([envelope.values(r) for _, r in self.round_trips]))
+        series = [charts.series(f, self.colors.get(f, charts.PALETTE[0]), r) for f, r in self.round_trips]
+        caption = ("each echo flow's mean round trip per interval (a request's send time to its echo's arrival, in the "
+                   "interval the echo came back; its RPM and percentiles are in the flow table)"
+                   + ("; log axis (flows at very different scales)" if log else ""))
+        return charts.time_figure("rtt", _plain_title(self.s, "round trips over time"), caption, self.t_end,
+                                  [charts.panel("round trip", "s", series, log=log)])
 
     def tcp_chart(self) -> dict:
         panels, dense = [], False
