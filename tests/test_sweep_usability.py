@@ -116,3 +116,30 @@ def test_failed_runs_warn_and_raise_if_failed_makes_a_script_fail(tmp_path, monk
     assert list(res.failed.error) == ["RuntimeError: boom"]
     with pytest.raises(SweepFailed, match="1 of 3 runs failed"):
         res.raise_if_failed()
+
+
+def test_a_sweep_ends_with_each_grid_points_means_over_its_seeds(tmp_path):
+    # 2 queue sizes x 2 seeds (the bulk flow's start jittered per seed): the table's goodput is
+    # the two seeds' mean with the 95 % interval's half-width (Student t, 1 degree of freedom:
+    # 12.706 · s / √2), as SweepResults.aggregate gives them, per grid point and flow.
+    from conftest import lasthop_cli
+    from rich.console import Console
+
+    import lasthop
+    from lasthop.cli import _bps, sweep_table
+
+    r = lasthop_cli("sweep", "dumbbell", "--grid", "links.bottleneck.queue=20p,100p", "--seeds", "2", "--set", "simulation.duration=5s",
+                    "--set", "flows.bulk.start_jitter=1s", "--out", str(tmp_path / "s"), "--no-report")
+    assert r.returncode == 0, r.stderr
+    res = lasthop.SweepResults.load(tmp_path / "s")
+    agg = res.aggregate("goodput_bps")
+    bulk = agg[(agg["links.bottleneck.queue"] == "100p") & (agg["name"] == "bulk")].iloc[0]
+    assert bulk["ci95"] > 0, "the seeds differ"
+    line = next(l for l in r.stdout.splitlines() if "100p" in l and "bulk" in l)
+    assert f"{_bps(bulk['mean'])} ± {_bps(bulk['ci95'])}" in line, line
+    assert "mean over seeds per grid point" in r.stdout
+    # At 50 columns the least wanted columns go, and the caption names them.
+    narrow = Console(width=50, record=True)
+    narrow.print(sweep_table(res, 50))
+    text = " ".join(narrow.export_text().split())  # the caption wraps at 50 columns
+    assert "left out at 50 columns: loss, delay, delay p99 (flows.parquet has them)" in text, text

@@ -8,6 +8,7 @@ one into a single line asking for a report (LASTHOP_TRACEBACK=1 shows it).
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -184,6 +185,42 @@ def summary_table(s: dict, width: int) -> Table:
         t.add_column(h, justify=justify[h], no_wrap=True)
     for row in range(len(s["flows"])):
         t.add_row(*(Text(cells[h][row]) for h in shown))
+    return t
+
+
+def sweep_table(res, width: int) -> Table:
+    """Per grid point and flow of a sweep: the seeds' mean of goodput (± the 95 % interval's
+    half-width), loss and delay, units scaled per value; `n` runs behind each mean. The grid's
+    parameters lead (long paths shortened to their last part); columns that do not fit in
+    `width` are left out from the end and named."""
+    metrics = [("goodput", "goodput_bps", _bps), ("loss", "loss_ratio", lambda v: _fmt(v, 100.0, 2) + " %"),
+               ("delay", "delay_mean_ms", _ms), ("delay p99", "delay_p99_ms", _ms)]
+    by = list(res.params)
+    agg = {key: res.aggregate(column) for _, column, _ in metrics for key in [column]}
+    base = agg["goodput_bps"]
+    headers = [p.rsplit(".", 1)[-1] for p in by] + ["flow", "n"] + [h for h, _, _ in metrics]
+    rows = []
+    for i in range(len(base)):
+        row = [str(base[p].iloc[i]) for p in by] + [str(base["name"].iloc[i]), str(int(base["n"].iloc[i]))]
+        for h, column, fmt in metrics:
+            a = agg[column].iloc[i]
+            value = None if math.isnan(a["mean"]) else float(a["mean"])
+            cell = fmt(value)
+            if h == "goodput" and value is not None and not math.isnan(a["ci95"]) and a["ci95"] > 0:
+                cell += f" ± {_bps(float(a['ci95']))}"
+            row.append(cell)
+        rows.append(row)
+    widths = [max([len(h), *(len(r[k]) for r in rows)]) + 3 for k, h in enumerate(headers)]
+    kept = len(headers)
+    while kept > len(by) + 2 and 1 + sum(widths[:kept]) > width:
+        kept -= 1
+    left_out = headers[kept:]
+    t = Table(title=Text(f"{res.directory.name}: mean over seeds per grid point"),
+              caption=f"left out at {width} columns: {', '.join(left_out)} (flows.parquet has them)" if left_out else None)
+    for k, h in enumerate(headers[:kept]):
+        t.add_column(h, justify="left" if k < len(by) + 1 else "right", no_wrap=True)
+    for r in rows:
+        t.add_row(*(Text(c) for c in r[:kept]))
     return t
 
 
@@ -380,6 +417,8 @@ def sweep(
             report_progress.close()
     for why in res.rerun.values():
         err.print(f"[yellow]warning:[/yellow] {escape(why.split('; ')[0])}; the cached run was damaged and ran again", highlight=False)
+    if len(res.flows):
+        console.print(sweep_table(res, console.width))
     console.print(Text(f"sweep: {directory}/ ({len(res.flows)} flow rows, {len(res.failed)} failed runs)"))
     seeds_warning = res.seeds_warning()
     if seeds_warning:
