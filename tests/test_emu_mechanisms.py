@@ -172,6 +172,24 @@ def test_codel_on_the_emulated_bottleneck_keeps_real_tcps_queue_short(tmp_path):
     assert delays["codel"] < 45
 
 
+def test_codel_with_ecn_marks_the_kernels_ect_packets_instead_of_dropping_them(tmp_path):
+    """The same bottleneck with ECN on both sides (RFC 3168): the endpoints' namespaces ask for
+    it (net.ipv4.tcp_ecn = 1), the kernel marks its data ECT(0), the emulator's CoDel marks CE
+    (the IPv4 checksum updated) where it would drop, and Linux's Reno halves its window on the
+    echo: CoDel's work is marks, not drops (a retransmission, not ECT, may still be dropped),
+    and the queue stays as short as with drops."""
+    sets = ["--set", "simulation.duration=8s", "--set", "links.bottleneck.aqm=codel", "--set", "links.bottleneck.ecn=true",
+            "--set", "flows.bulk.tcp.ecn=true"]
+    out = subprocess.run([LASTHOP, "emu", "run", "dumbbell", *sets, "-o", str(tmp_path / "ecn"), "-q"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    s = json.loads((tmp_path / "ecn" / "summary.json").read_text())
+    bottleneck = next(link for link in s["links"] if link["name"] == "bottleneck:router->receiver")
+    delay = s["flows"][0]["delay_ms"]["mean"]
+    print(f"CoDel with ECN on kernel Reno: {bottleneck['ecn_marks']} marks, {bottleneck['aqm_drops']} AQM drops, mean one-way delay {delay:.1f} ms")
+    assert bottleneck["ecn_marks"] > 5 and bottleneck["aqm_drops"] <= bottleneck["ecn_marks"] // 5
+    assert delay < 45, "as short as CoDel's drops keep it (the test above)"
+
+
 def test_paper_004s_receiver_window_caps_real_acks_and_shortens_the_rlc_queue_as_simulated(tmp_path):
     # Koga et al.'s receiver-side window on a kernel receiver: the bundled W-CDMA scenario (a
     # TCP bulk download to the mobile over 384 kb/s RLC AM, 30 ms, Rayleigh errors, a 64 kb/s

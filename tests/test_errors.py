@@ -484,10 +484,11 @@ def _vm_size() -> int:
 
 
 def test_a_run_past_its_memory_limit_is_recorded_as_out_of_memory(tmp_path):
-    # Per-packet records of a 1 Gb/s transfer with 64 MiB windows: far more than the 30 MB of
-    # address space the worker gets beyond what it inherits.
+    # Per-packet records of a 1 Gb/s transfer with 64 MiB windows for 60 s: about 470 000
+    # packets of some 100 bytes of records each, far more than the 30 MB of address space the
+    # worker gets beyond what it inherits (20 s of it came within a few MB of the limit).
     heavy = {"links.bottleneck.rate": "1Gbps", "links.access.rate": "1Gbps", "flows.bulk.tcp.receive_buffer": "64MiB",
-             "flows.bulk.tcp.send_buffer": "64MiB", "probes.packets": ["bulk"], "duration": "20s"}
+             "flows.bulk.tcp.send_buffer": "64MiB", "probes.packets": ["bulk"], "duration": "60s"}
     res = lasthop.sweep("dumbbell", out=tmp_path, workers=1, run_memory=_vm_size() + (30 << 20), run_timeout_s=30, **heavy)
     assert list(res.failed.cause) == ["memory"], res.failed.to_dict("records")
     assert res.failed.error[0].startswith("out of memory")

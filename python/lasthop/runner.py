@@ -47,9 +47,11 @@ ProgressFn = Callable[[float, float], None]
 AFTER_RUN_MODULES = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "lasthop.report.run")
 
 
-def import_in_background(names: tuple[str, ...]) -> threading.Thread:
+def import_in_background(names: tuple[str, ...]) -> threading.Thread | None:
     """Starts importing `names` in a daemon thread; join it before using them. A module that
-    fails to import is left to the caller's own import, which then reports it."""
+    fails to import is left to the caller's own import, which then reports it; where no thread
+    can start (a sweep worker's address-space limit leaves no room for its stack), nothing is
+    imported ahead (None)."""
 
     def work() -> None:
         for name in names:
@@ -59,7 +61,10 @@ def import_in_background(names: tuple[str, ...]) -> threading.Thread:
                 return
 
     thread = threading.Thread(target=work, name="lasthop-imports", daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # "can't start new thread"
+        return None
     return thread
 
 
@@ -179,7 +184,8 @@ def _run(sc: Scenario, sim, captures: list, spool: RunSpool | None, out, force: 
         if wall_limit_s is not None and time.perf_counter() - t0 > wall_limit_s:
             raise RunTimeout(f"timed out after {wall_limit_s:g} s (wall clock), at {sim.now_s:g} of {end:g} s simulated")
     wall = time.perf_counter() - t0
-    imports.join()
+    if imports is not None:
+        imports.join()
     summary_json, raw_tables = sim.output()
     summary = run_summary(json.loads(summary_json), world="simulate", scenario_name=sc.name, scenario_file=sc.file,
                           overrides=sc.overrides, wall_s=wall)

@@ -56,6 +56,9 @@ pub struct Offer {
     /// Member indexes of the sender and the receiver on this hop (0 → 1 for a channel).
     pub from: u16,
     pub to: u16,
+    /// ECN-capable ([`crate::packet::ecn::capable`]): a queue with ECN marks it instead of
+    /// dropping it ([`HopEvent::Mark`]).
+    pub ect: bool,
 }
 
 /// What a hop asks of its driver, in the order it must happen.
@@ -72,6 +75,9 @@ pub enum HopEvent {
     Deliver { pkt: PacketRef, from: u16, to: u16 },
     /// `pkt` leaves the network, lost for `cause`.
     Drop { pkt: PacketRef, cause: DropCause },
+    /// A queue marked `pkt` Congestion Experienced (RFC 3168) instead of dropping it: the
+    /// driver sets its ECN field to CE (the emulator rewrites the real packet's).
+    Mark { pkt: PacketRef },
 }
 
 /// Every link model, behind one contract.

@@ -73,6 +73,10 @@ impl TcpFlags {
     pub const RST: u8 = 0x04;
     pub const PSH: u8 = 0x08;
     pub const ACK: u8 = 0x10;
+    /// ECN-Echo (RFC 3168 §6.1): on a SYN, ECN wanted (with CWR); after it, "a CE mark arrived".
+    pub const ECE: u8 = 0x40;
+    /// Congestion Window Reduced (RFC 3168 §6.1.2): the sender reduced its window after an ECE.
+    pub const CWR: u8 = 0x80;
     pub fn has(self, f: u8) -> bool {
         self.0 & f != 0
     }
@@ -142,11 +146,27 @@ pub struct Packet {
     pub sport: u16,
     pub dport: u16,
     pub dscp: u8,
+    /// The IP header's ECN field ([`ecn`]'s codepoints).
+    pub ecn: u8,
     pub proto: Protocol,
     pub tcp: TcpHeader,
     pub payload_len: u32,
     /// When the sender put the first bit on the wire: the wire time T of RFC 7679.
     pub sent_at: Time,
+}
+
+/// The codepoints of the IP header's ECN field (RFC 3168 §5).
+pub mod ecn {
+    pub const NOT_ECT: u8 = 0b00;
+    pub const ECT1: u8 = 0b01;
+    pub const ECT0: u8 = 0b10;
+    /// Congestion Experienced: set by a queue instead of dropping an ECN-capable packet.
+    pub const CE: u8 = 0b11;
+
+    /// Whether a packet with this field is ECN-capable (may be marked instead of dropped).
+    pub fn capable(field: u8) -> bool {
+        field == ECT0 || field == ECT1
+    }
 }
 
 /// The simulator-only part of a [`Packet`]: what no header carries. A world that reads packets
@@ -195,6 +215,7 @@ mod tests {
             sport: 1,
             dport: 2,
             dscp: 0,
+            ecn: 0,
             proto,
             tcp: TcpHeader::default(),
             payload_len: payload,

@@ -74,6 +74,8 @@ pub struct ChannelStats {
     pub tx_packets: u64,
     pub queue_drops: u64,
     pub aqm_drops: u64,
+    /// Packets the AQM marked CE instead of dropping (an ECN queue).
+    pub ecn_marks: u64,
     pub link_losses: u64,
     pub busy_ns: u64,
 }
@@ -118,7 +120,7 @@ impl Channel {
                 out.push(HopEvent::Transmit { pkt: o.pkt, from: 0, to: 1, at: now });
             }
             out.push(HopEvent::Wake { at: now + self.start_service(o.bytes), token: 0 });
-        } else if let Some(victim) = self.push(now, o.pkt, o.bytes, o.flow) {
+        } else if let Some(victim) = self.push(now, o.pkt, o.bytes, o.flow, o.ect) {
             out.push(HopEvent::Drop { pkt: victim, cause: DropCause::Queue });
         }
     }
@@ -143,9 +145,7 @@ impl Channel {
         let mut aqm = std::mem::take(&mut self.aqm_drops);
         if let Some(next) = self.pop(now, &mut aqm) {
             self.in_service = Some(next.item);
-            if self.transmits {
-                out.push(HopEvent::Transmit { pkt: next.item, from: 0, to: 1, at: now });
-            }
+            self.leaving(&next, now, out);
             out.push(HopEvent::Wake { at: now + self.start_service(next.bytes), token: 0 });
         }
         if !aqm.is_empty() {
@@ -168,7 +168,7 @@ impl Channel {
         } else {
             self.deliver_due(now, out);
         }
-        if let Some(victim) = self.push(now, o.pkt, o.bytes, o.flow) {
+        if let Some(victim) = self.push(now, o.pkt, o.bytes, o.flow, o.ect) {
             out.push(HopEvent::Drop { pkt: victim, cause: DropCause::Queue });
         }
         self.arm(out);
@@ -188,9 +188,7 @@ impl Channel {
                     Some(t) => t,
                     None => match self.pop(at, &mut aqm) {
                         Some(q) => {
-                            if self.transmits {
-                                out.push(HopEvent::Transmit { pkt: q.item, from: 0, to: 1, at });
-                            }
+                            self.leaving(&q, at, out);
                             (q.item, q.bytes)
                         }
                         None => break,
@@ -244,8 +242,8 @@ impl Channel {
     }
 
     /// Queues packet `id`; returns a packet dropped to make room (the newcomer on a tail drop).
-    pub fn push(&mut self, now: Time, id: PacketRef, bytes: u32, flow: u32) -> Option<PacketRef> {
-        let dropped = self.qdisc.enqueue(Queued { item: id, bytes, flow, enqueued: now });
+    pub fn push(&mut self, now: Time, id: PacketRef, bytes: u32, flow: u32, ect: bool) -> Option<PacketRef> {
+        let dropped = self.qdisc.enqueue(Queued { ect, ..Queued::new(id, bytes, flow, now) });
         if dropped.is_some() {
             self.stats.queue_drops += 1;
         }
@@ -260,8 +258,20 @@ impl Channel {
         let before = dropped.len();
         let next = self.qdisc.dequeue(now, dropped);
         self.stats.aqm_drops += (dropped.len() - before) as u64;
+        self.stats.ecn_marks += next.is_some_and(|q| q.ce) as u64;
         self.record(now);
         next
+    }
+
+    /// The events of a packet leaving the queue: its CE mark if the AQM set one, then (for
+    /// captures) its transmission.
+    fn leaving(&self, q: &Queued<PacketRef>, at: Time, out: &mut Vec<HopEvent>) {
+        if q.ce {
+            out.push(HopEvent::Mark { pkt: q.item });
+        }
+        if self.transmits {
+            out.push(HopEvent::Transmit { pkt: q.item, from: 0, to: 1, at });
+        }
     }
 
     /// Draws this channel's loss process for one packet.
@@ -292,6 +302,7 @@ impl Channel {
             tx_packets: self.stats.tx_packets,
             queue_drops: self.stats.queue_drops + self.stats.aqm_drops,
             aqm_drops: self.stats.aqm_drops,
+            ecn_marks: self.qdisc.marks_ecn().then_some(self.stats.ecn_marks),
             link_losses: self.stats.link_losses,
             max_queue_packets: self.stats.max_queued_packets,
             max_queue_bytes: self.stats.max_queued_bytes,
@@ -342,7 +353,7 @@ mod tests {
     use crate::rng::RngStreams;
 
     fn offer(pkt: u32, bytes: u32) -> Offer {
-        Offer { pkt, bytes, class: TrafficClass::Udp, flow: 0, uid: pkt as u64, dscp: 0, from: 0, to: 1 }
+        Offer { pkt, bytes, class: TrafficClass::Udp, flow: 0, uid: pkt as u64, dscp: 0, from: 0, to: 1, ect: false }
     }
 
     #[test]

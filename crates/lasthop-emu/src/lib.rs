@@ -192,6 +192,10 @@ impl Emulation {
             if sack_off(&scenario, &node_names[node]) {
                 netns::sysctl(&ns, "net.ipv4.tcp_sack=0")?;
             }
+            if ecn_on(&scenario, &node_names[node]) {
+                // RFC 3168 ECN asked for in this namespace's SYNs (Linux's default, 2, only accepts it).
+                netns::sysctl(&ns, "net.ipv4.tcp_ecn=1")?;
+            }
             if has_tcp_flow(&scenario, &node_names[node]) {
                 for setting in netns::TCP_AS_MODELLED {
                     netns::sysctl(&ns, setting)?;
@@ -489,6 +493,16 @@ fn has_tcp_flow(s: &Scenario, node: &str) -> bool {
 }
 
 /// True if a TCP flow from or to `node` turns SACK off (Linux negotiates it per namespace).
+/// A kernel TCP flow with `tcp.ecn` ends at `node`.
+fn ecn_on(s: &Scenario, node: &str) -> bool {
+    s.flows.iter().any(|f| {
+        f.transport() == Transport::Tcp
+            && f.world == FlowWorld::Real
+            && (f.src.get_ref() == node || f.dst.get_ref() == node)
+            && f.tcp.clone().unwrap_or_default().ecn
+    })
+}
+
 fn sack_off(s: &Scenario, node: &str) -> bool {
     s.flows.iter().any(|f| {
         f.transport() == Transport::Tcp

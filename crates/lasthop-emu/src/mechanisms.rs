@@ -309,6 +309,7 @@ mod tests {
             sport,
             dport,
             dscp: 0,
+            ecn: 0,
             proto: Protocol::Tcp,
             tcp: TcpHeader {
                 seq: SeqNum(seq),

@@ -72,6 +72,7 @@ impl ModelFlow {
             sport: self.sport,
             dport: self.dport,
             dscp: self.dscp,
+            ecn: 0,
             proto: Protocol::Udp,
             tcp: TcpHeader::default(),
             payload_len: payload,
@@ -216,6 +217,7 @@ impl ModelTcp {
             sport,
             dport,
             dscp: self.dscp,
+            ecn: seg.ecn,
             proto: Protocol::Tcp,
             tcp: seg.hdr,
             payload_len: seg.payload_len,
@@ -232,7 +234,7 @@ impl ModelTcp {
 /// The segment a modelled TCP packet's bytes carry (written by [`ModelTcp::packet`]).
 pub fn segment_of(bytes: &[u8]) -> Option<Segment> {
     let h = wire::parse(bytes).ok()?;
-    Some(Segment { hdr: h.tcp, payload_len: h.payload_len })
+    Some(Segment { hdr: h.tcp, payload_len: h.payload_len, ecn: h.ip.ecn })
 }
 
 /// The scenario's modelled TCP flows (bulk, byte transfers and message sources: the caller

@@ -438,6 +438,7 @@ fn tcp_report(t: TcpInfo, bytes_read: u64) -> TcpReport {
         receiver_awnd_cap_bytes: None,
         bbr: None,
         receiver_awnd_max_retransmissions: None,
+        ecn: None,
     }
 }
 

@@ -272,6 +272,11 @@ pub struct TcpParams {
     /// SACK (RFC 2018) with RFC 6675 recovery. Off by default: the papers' NewReno has none.
     #[serde(default)]
     pub sack: bool,
+    /// ECN (RFC 3168): asked for in the SYN (both ends of the flow ask); new data goes ECT(0),
+    /// a CE mark is echoed and the sender reduces its window once per window instead of losing
+    /// a packet. Off by default (the papers' TCP has none; Linux's default only accepts it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     /// Initial window in segments; default RFC 5681 §3.1.
     #[serde(default)]
     pub initial_cwnd: Option<u32>,

@@ -40,6 +40,10 @@ pub struct Link {
     /// Queue discipline: "droptail" (default), "codel" (RFC 8289) or "fq_codel" (RFC 8290).
     #[serde(default)]
     pub aqm: Aqm,
+    /// CoDel and FQ-CoDel mark ECN-capable packets Congestion Experienced instead of dropping
+    /// them (RFC 3168; Linux's `ecn` option of codel and fq_codel). Needs aqm = "codel" or "fq_codel".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     /// Largest IP packet the link carries.
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,

@@ -24,7 +24,7 @@ use lasthop_scenario::{Scenario, Topology, Transport};
 use crate::tcp::{Segment, TcpConfig, TcpSocket};
 use lasthop_core::mechanisms::processor::Verdict;
 use lasthop_core::metrics::{DropCause, FlowMeter};
-use lasthop_core::packet::{Packet, Protocol, SeqNum, TcpHeader};
+use lasthop_core::packet::{ecn, Packet, Protocol, SeqNum, TcpHeader};
 use lasthop_core::rng::RngStreams;
 use lasthop_core::traffic::{fragments, Calls, PacedReads, Schedule, Volume, Writer};
 use lasthop_core::units::Bytes;

@@ -6,7 +6,10 @@
 //! law interval/√count, count re-use when re-entering the dropping state within 16 intervals).
 //! FQ-CoDel follows RFC 8290 §4: 1024 queues by flow hash, deficit round robin with a quantum of
 //! one MTU, new/old flow lists, a CoDel instance per queue, and on overflow a drop from the head of
-//! the queue with the most bytes. Left out: ECN marking (no ECN in the packet model).
+//! the queue with the most bytes. With `ecn` (RFC 3168; Linux's `ecn` option of codel and
+//! fq_codel, codel_impl.h) an ECN-capable item CoDel would drop is marked Congestion Experienced
+//! instead ([`Queued::ce`]) and goes on; the control law advances as for a drop, and that
+//! dequeue ends there.
 
 use crate::time::{Duration, Time};
 use crate::units::QueueLimit;
@@ -24,6 +27,17 @@ pub struct Queued<T> {
     /// Flow key (FQ-CoDel hashes it into a queue).
     pub flow: u32,
     pub enqueued: Time,
+    /// ECN-capable (its ECN field ECT(0) or ECT(1)): an ECN queue marks it instead of dropping.
+    pub ect: bool,
+    /// Set by the queue: marked Congestion Experienced.
+    pub ce: bool,
+}
+
+impl<T> Queued<T> {
+    /// An item not ECN-capable.
+    pub fn new(item: T, bytes: u32, flow: u32, enqueued: Time) -> Self {
+        Queued { item, bytes, flow, enqueued, ect: false, ce: false }
+    }
 }
 
 /// CoDel's per-queue control state (RFC 8289 §5).
@@ -42,11 +56,13 @@ pub struct CoDelParams {
     pub interval: Duration,
     /// Below this many bytes queued, never drop (one MTU).
     pub mtu: u32,
+    /// Mark ECN-capable items instead of dropping them.
+    pub ecn: bool,
 }
 
 impl Default for CoDelParams {
     fn default() -> Self {
-        CoDelParams { target: CODEL_TARGET, interval: CODEL_INTERVAL, mtu: 1500 }
+        CoDelParams { target: CODEL_TARGET, interval: CODEL_INTERVAL, mtu: 1500, ecn: false }
     }
 }
 
@@ -91,10 +107,15 @@ impl CoDelState {
                 self.dropping = false;
             }
             while self.dropping && now >= self.drop_next {
+                self.count += 1;
+                if let Some(x) = r.as_mut().filter(|x| p.ecn && x.ect) {
+                    x.ce = true;
+                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                    break;
+                }
                 if let Some(x) = r.take() {
                     dropped.push(x);
                 }
-                self.count += 1;
                 (r, ok) = self.dodequeue(q, bytes, now, p);
                 if !ok {
                     self.dropping = false;
@@ -103,10 +124,14 @@ impl CoDelState {
                 }
             }
         } else if ok {
-            if let Some(x) = r.take() {
-                dropped.push(x);
+            if let Some(x) = r.as_mut().filter(|x| p.ecn && x.ect) {
+                x.ce = true;
+            } else {
+                if let Some(x) = r.take() {
+                    dropped.push(x);
+                }
+                (r, _) = self.dodequeue(q, bytes, now, p);
             }
-            (r, _) = self.dodequeue(q, bytes, now, p);
             self.dropping = true;
             let delta = self.count.saturating_sub(self.lastcount);
             self.count = if delta > 1 && now < self.drop_next + p.interval * 16 { delta } else { 1 };
@@ -167,6 +192,15 @@ impl<T: Copy + Default> Qdisc<T> {
     /// Whether items need a flow key (only fair queueing looks at it).
     pub fn is_fair(&self) -> bool {
         matches!(self, Qdisc::FqCoDel(_))
+    }
+
+    /// Whether the AQM marks ECN-capable items instead of dropping them.
+    pub fn marks_ecn(&self) -> bool {
+        match self {
+            Qdisc::DropTail { .. } => false,
+            Qdisc::CoDel { params, .. } => params.ecn,
+            Qdisc::FqCoDel(f) => f.params.ecn,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -332,7 +366,7 @@ mod tests {
     use super::*;
 
     fn item(id: u32, flow: u32, t: Time) -> Queued<u32> {
-        Queued { item: id, bytes: 1500, flow, enqueued: t }
+        Queued::new(id, 1500, flow, t)
     }
 
     fn ms(x: u64) -> Time {
@@ -376,6 +410,34 @@ mod tests {
     }
 
     #[test]
+    fn codel_with_ecn_marks_at_the_times_it_would_drop() {
+        // The standing queue above, every packet ECN-capable and the queue marking (Linux's
+        // codel `ecn`): CE marks at 105, 205, 276 and 334 ms, the drop schedule (each mark
+        // advances the control law as a drop does), and nothing dropped; the marked packets
+        // are the ones dequeued then. A packet not ECN-capable is still dropped.
+        let mut q = Qdisc::codel(QueueLimit::Packets(1000), CoDelParams { ecn: true, ..CoDelParams::default() });
+        let mut dropped = Vec::new();
+        for i in 0..400 {
+            q.enqueue(Queued { ect: true, ..item(i, 0, ms(0)) });
+        }
+        let mut mark_times = Vec::new();
+        for t in 1..=350 {
+            if q.dequeue(ms(t), &mut dropped).is_some_and(|x| x.ce) {
+                mark_times.push(t);
+            }
+        }
+        assert_eq!((mark_times, dropped.len()), (vec![105, 205, 276, 334], 0));
+        let mut plain = Qdisc::codel(QueueLimit::Packets(1000), CoDelParams { ecn: true, ..CoDelParams::default() });
+        for i in 0..400 {
+            plain.enqueue(item(i, 0, ms(0)));
+        }
+        for t in 1..=106 {
+            plain.dequeue(ms(t), &mut dropped);
+        }
+        assert_eq!(dropped.len(), 1, "Not-ECT: dropped at 105 ms as before");
+    }
+
+    #[test]
     fn fq_codel_serves_a_sparse_flow_before_a_backlog() {
         let mut q: Qdisc<u32> = Qdisc::fq_codel(10_240, CoDelParams::default());
         let mut dropped = Vec::new();
@@ -385,7 +447,7 @@ mod tests {
         // Bulk spends its quantum (1514 B) on its first packet and goes negative on the second.
         q.dequeue(ms(1), &mut dropped);
         q.dequeue(ms(2), &mut dropped);
-        q.enqueue(Queued { item: 999, bytes: 200, flow: 2, enqueued: ms(2) });
+        q.enqueue(Queued::new(999, 200, 2, ms(2)));
         // The sparse flow is new: it goes next, not behind 99 bulk packets.
         assert_eq!(q.dequeue(ms(3), &mut dropped).map(|x| x.item), Some(999));
         assert_eq!(q.dequeue(ms(4), &mut dropped).map(|x| x.item), Some(2), "then bulk resumes");

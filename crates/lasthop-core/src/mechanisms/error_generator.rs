@@ -60,6 +60,7 @@ mod tests {
             sport: 1,
             dport: 2,
             dscp: 0,
+            ecn: 0,
             proto: Protocol::Tcp,
             tcp: TcpHeader { flags: TcpFlags(flags), ..TcpHeader::default() },
             payload_len: 1000,

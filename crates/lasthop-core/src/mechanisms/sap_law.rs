@@ -248,6 +248,7 @@ mod tests {
             sport: if src == 1 { 1000 } else { 80 },
             dport: if src == 1 { 80 } else { 1000 },
             dscp: 0,
+            ecn: 0,
             proto: Protocol::Tcp,
             tcp: TcpHeader { seq: SeqNum(seq), ack: SeqNum(ack), flags: TcpFlags(flags), window, ..TcpHeader::default() },
             payload_len: len,

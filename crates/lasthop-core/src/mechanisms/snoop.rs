@@ -287,6 +287,7 @@ mod tests {
             sport: 80,
             dport: 1000,
             dscp: 0,
+            ecn: 0,
             proto: Protocol::Tcp,
             tcp: TcpHeader { seq: SeqNum(seq), ack: SeqNum(1), flags: TcpFlags(TcpFlags::ACK), window: 8760, ..TcpHeader::default() },
             payload_len: 1000,

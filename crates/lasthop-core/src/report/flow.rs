@@ -134,6 +134,23 @@ pub struct TcpReport {
     /// The largest one-second RLC retransmission count the live receiver-side awnd controller
     /// observed on the W-CDMA link (0 before it first acts), retransmissions; null without one.
     pub receiver_awnd_max_retransmissions: Option<u32>,
+    /// ECN (RFC 3168) when the flow asked for it (`tcp.ecn`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnReport>,
+}
+
+/// A TCP connection's ECN (RFC 3168): whether both ends agreed, what the receiver saw and
+/// echoed, and how the sender reacted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EcnReport {
+    /// Both ends asked for ECN in the handshake.
+    pub negotiated: bool,
+    /// Data segments that reached the receiver marked Congestion Experienced, segments.
+    pub ce_received: u64,
+    /// ACKs with ECE that reached the sender, segments.
+    pub ece_received: u64,
+    /// Times the sender reduced its window for ECE (at most once per window of data).
+    pub cwnd_reductions: u64,
 }
 
 /// The TCP sender's counters.

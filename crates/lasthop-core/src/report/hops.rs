@@ -19,6 +19,10 @@ pub struct LinkReport {
     pub queue_drops: u64,
     /// Of `queue_drops`, those the AQM (CoDel, FQ-CoDel) chose, packets.
     pub aqm_drops: u64,
+    /// Packets the AQM marked Congestion Experienced instead of dropping them (RFC 3168);
+    /// present when the queue marks (`ecn = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_marks: Option<u64>,
     /// Packets lost on the channel (random loss), packets.
     pub link_losses: u64,
     /// Longest queue seen, packets.

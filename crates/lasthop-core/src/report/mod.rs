@@ -28,7 +28,7 @@ pub mod hops;
 pub mod mechanisms;
 pub mod tables;
 
-pub use flow::{AdvertisedWindows, BbrReport, FlowReport, MeanMax, ReverseSummary, TcpConnectionReport, TcpCounters, TcpReport, Transport};
+pub use flow::{AdvertisedWindows, BbrReport, EcnReport, FlowReport, MeanMax, ReverseSummary, TcpConnectionReport, TcpCounters, TcpReport, Transport};
 pub use hops::{busy_share, HopReports, LinkReport, RlcReport, WlanMemberReport, WlanReport};
 pub use mechanisms::{ErrorGeneratorReport, ProcessorReports, SapLawReport, SnoopReport};
 pub use tables::{delay_cdf_table, round_trip_table, tcp_trace_table, Column, IntervalColumns, Table, TcpTraceRow};

@@ -63,6 +63,7 @@ fn tcp_flow() -> FlowReport {
                 receiver_awnd_cap_bytes: None,
                 bbr: Some(BbrReport { btl_bw_bps: 9.5e6, rtprop_ms: None, mode: "startup".into() }),
                 receiver_awnd_max_retransmissions: None,
+                ecn: None,
             },
         }),
     }
@@ -104,6 +105,7 @@ fn sample() -> RunReport {
             name: "bottleneck:router->receiver".into(),
             tx_packets: 5,
             queue_drops: 1,
+            ecn_marks: None,
             aqm_drops: 0,
             link_losses: 0,
             max_queue_packets: 3,

@@ -182,6 +182,18 @@ impl CongestionControl {
         self.window_mut().enter_recovery(smss, sack);
     }
 
+    /// An ACK with ECE (RFC 3168 §6.1.2): ssthresh as for a loss, cwnd down to it at once; no
+    /// retransmission, no recovery. BBR v1 ignores ECE (its caller does not call this).
+    pub fn on_ecn_echo(&mut self, flight: u64) {
+        match self {
+            CongestionControl::NewReno(c) => c.on_congestion(flight),
+            CongestionControl::Cubic(c) => c.on_congestion(flight),
+            CongestionControl::Bbr(_) => return,
+        }
+        let w = self.window_mut();
+        w.cwnd = w.ssthresh;
+    }
+
     /// A duplicate ACK during NewReno (non-SACK) recovery.
     pub fn on_recovery_dup_ack(&mut self, smss: u64) {
         self.window_mut().inflate(smss);

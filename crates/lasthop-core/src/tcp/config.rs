@@ -11,6 +11,8 @@ pub struct TcpConfig {
     /// Sender maximum segment size (payload bytes), announced in the SYN.
     pub mss: u32,
     pub sack: bool,
+    /// ECN (RFC 3168): asked for in the SYN, used when the peer agrees (`ecn.rs`).
+    pub ecn: bool,
     /// Initial window in segments; `None` applies RFC 5681 §3.1.
     pub initial_cwnd_segments: Option<u32>,
     /// Delayed-ACK timer; `None` acknowledges every segment at once.
@@ -73,6 +75,7 @@ impl Default for TcpConfig {
         TcpConfig {
             mss: 1460,
             sack: false,
+            ecn: false,
             initial_cwnd_segments: None,
             delayed_ack: Some(Duration::from_millis(200)),
             nagle: true,

@@ -10,6 +10,7 @@
 //! | [`recovery`]      | ACK processing, fast retransmit/recovery, SACK recovery (RFC 5681 §3.2, RFC 6582, RFC 6675) |
 //! | [`timers`]        | retransmission, persist, delayed-ACK and pacing timers; RTT timing (RFC 6298, RFC 9293 §3.8.6.1) |
 //! | [`options`]       | MSS, window scale, SACK-permitted in the SYN exchange (RFC 7323 §2, RFC 2018 §2) |
+//! | [`ecn`]           | ECN negotiation, ECT marking, ECE/CWR and the once-per-window reaction (RFC 3168 §6.1) |
 //! | [`trace`]         | `TcpStats` counters and per-event `TraceSample`s                          |
 //! | [`cc`]            | `CongestionControl` (one enum: NewReno, CUBIC, BBR), `CcKind`, the shared window rules |
 //! | [`newreno`]       | RFC 5681 slow start and congestion avoidance, eq. 4                      |
@@ -26,6 +27,7 @@ pub mod cc;
 pub mod config;
 pub mod cubic;
 pub mod delivery_rate;
+pub mod ecn;
 pub mod newreno;
 pub mod options;
 pub mod ranges;

@@ -5,7 +5,7 @@
 
 use super::socket::{Segment, TcpSocket};
 use super::timers::TimedSegment;
-use crate::packet::{TcpFlags, TcpHeader};
+use crate::packet::{ecn, TcpFlags, TcpHeader};
 use crate::Time;
 
 /// What the handshake settled.
@@ -32,7 +32,7 @@ impl TcpSocket {
     /// A SYN (active open) or SYN-ACK (`with_ack`, passive open) with our options; a lost one is
     /// resent by the retransmission timer.
     pub(super) fn send_syn(&mut self, now: Time, with_ack: bool, out: &mut Vec<Segment>) {
-        let flags = TcpFlags::SYN | if with_ack { TcpFlags::ACK } else { 0 };
+        let flags = TcpFlags::SYN | if with_ack { TcpFlags::ACK } else { 0 } | self.ecn_syn_flags(with_ack);
         let mut h = TcpHeader { seq: self.snd.iss, flags: TcpFlags(flags), ..TcpHeader::default() };
         h.mss = Some(self.cfg.mss.min(65_535) as u16);
         // RFC 7323 §2.2: the window in a SYN is never scaled. It is the free space as any later
@@ -57,7 +57,7 @@ impl TcpSocket {
             self.timers.timed = Some(TimedSegment { seq: self.snd.iss, sent: now });
         }
         self.arm_rto(now);
-        self.emit(out, h, 0);
+        self.emit(out, h, 0, ecn::NOT_ECT);
     }
 
     /// The peer's SYN or SYN-ACK: what it announced settles what both ends use.
@@ -71,6 +71,7 @@ impl TcpSocket {
             self.opts.rcv_wscale = 0;
         }
         self.opts.sack_ok = self.cfg.sack && h.sack_permitted;
+        self.ecn_on_syn(h.flags);
     }
 
     /// The shift of the windows we advertise once the handshake is done.

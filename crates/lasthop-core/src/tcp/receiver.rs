@@ -12,7 +12,7 @@
 use super::ranges::RangeSet;
 use super::socket::{Segment, State, TcpSocket};
 use super::trace::TraceEvent;
-use crate::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
+use crate::packet::{ecn, SackBlock, SeqNum, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::Time;
 
 /// The receive sequence variables of RFC 9293 §3.3.1 and the reassembly queue.
@@ -201,7 +201,7 @@ impl TcpSocket {
     /// A bare ACK (also a duplicate ACK, a window update or the answer to a probe).
     pub(super) fn send_ack(&mut self, out: &mut Vec<Segment>) {
         let h = self.base_header(self.snd.nxt, 0);
-        self.emit(out, h, 0);
+        self.emit(out, h, 0, ecn::NOT_ECT);
     }
 
     /// The header of any segment we send after the SYN: it acknowledges RCV.NXT, advertises the

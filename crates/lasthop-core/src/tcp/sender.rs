@@ -163,9 +163,10 @@ impl TcpSocket {
         if len > 0 && (end == self.snd.buf_end || (self.cfg.linux_push && self.ends_a_write(seq, end))) {
             flags |= TcpFlags::PSH;
         }
+        let retransmission = seq < self.snd.max;
+        let ecn_field = self.ecn_for_data(len, retransmission, &mut flags);
         let h = self.base_header(seq, flags);
         let seg_end = end + with_fin as u32;
-        let retransmission = seq < self.snd.max;
         if retransmission {
             self.stats.retransmitted_segments += 1;
             self.record(now, TraceEvent::Retransmit, None);
@@ -201,7 +202,7 @@ impl TcpSocket {
             State::CloseWait if with_fin => self.state = State::LastAck,
             _ => {}
         }
-        self.emit(out, h, len);
+        self.emit(out, h, len, ecn_field);
     }
 
     /// Whether an application write ended within (seq, end] (`TcpConfig::linux_push`); marks
@@ -214,10 +215,14 @@ impl TcpSocket {
         self.push_marks.get(first_after).is_some_and(|&m| m <= end)
     }
 
-    /// Every segment leaves through here.
-    pub(super) fn emit(&mut self, out: &mut Vec<Segment>, hdr: TcpHeader, payload_len: u32) {
+    /// Every segment leaves through here; after the handshake each carries ECE while a CE is
+    /// echoed (`ecn.rs`).
+    pub(super) fn emit(&mut self, out: &mut Vec<Segment>, mut hdr: TcpHeader, payload_len: u32, ecn: u8) {
         self.stats.segments_sent += 1;
-        out.push(Segment { hdr, payload_len });
+        if !hdr.flags.has(TcpFlags::SYN) {
+            hdr.flags.0 |= self.ecn_echo_flag();
+        }
+        out.push(Segment { hdr, payload_len, ecn });
     }
 
     /// RFC 3042: on each of the first two duplicate ACKs one new segment may go beyond cwnd

@@ -33,6 +33,8 @@ use crate::{Duration, Time};
 pub struct Segment {
     pub hdr: TcpHeader,
     pub payload_len: u32,
+    /// The IP header's ECN field it travels with (`crate::packet::ecn`).
+    pub ecn: u8,
 }
 
 impl Segment {
@@ -69,6 +71,8 @@ pub struct TcpSocket {
     pub(super) timers: Timers,
     pub(super) rcv: RecvState,
     pub stats: TcpStats,
+    /// ECN state and counters (RFC 3168; `TcpConfig::ecn`).
+    pub ecn: super::ecn::Ecn,
     pub(super) trace: Option<Vec<TraceSample>>,
     /// Where application writes ended, not yet acknowledged (`TcpConfig::linux_push` only): the
     /// segment covering each carries PSH.
@@ -91,6 +95,7 @@ impl TcpSocket {
             timers: Timers::default(),
             rcv: RecvState::default(),
             stats: TcpStats::default(),
+            ecn: super::ecn::Ecn::default(),
             trace: None,
             push_marks: std::collections::VecDeque::new(),
             cfg,
@@ -98,6 +103,11 @@ impl TcpSocket {
     }
 
     // ------------------------------------------------------------------ observation
+
+    /// This endpoint's parameters.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
 
     /// The MSS this endpoint announces.
     pub fn mss(&self) -> u32 {
@@ -265,6 +275,7 @@ impl TcpSocket {
             self.send_ack(out);
             return;
         }
+        self.ecn_on_arrival(seg);
         if h.flags.has(TcpFlags::ACK) {
             if self.state == State::SynReceived {
                 if h.ack == self.snd.iss + 1 {
@@ -283,6 +294,7 @@ impl TcpSocket {
                 }
             }
             self.process_ack(now, seg, out);
+            self.ecn_on_ack(seg);
         }
         if seg.payload_len > 0 || h.flags.has(TcpFlags::FIN) {
             self.process_data(now, seg, out);

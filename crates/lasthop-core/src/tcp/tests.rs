@@ -4,7 +4,7 @@
 use super::config::TcpConfig;
 use super::options::window_shift_for;
 use super::socket::{Segment, State, TcpSocket};
-use crate::packet::{SackBlock, SeqNum, TcpFlags, TcpHeader};
+use crate::packet::{ecn, SackBlock, SeqNum, TcpFlags, TcpHeader};
 use crate::{Duration, Time};
 
 const MSS: u32 = 1000;
@@ -33,6 +33,7 @@ fn ack(ack: u32, wnd: u16) -> Segment {
     Segment {
         hdr: TcpHeader { seq: SERVER_ISS + 1, ack: SeqNum(ack), flags: TcpFlags(TcpFlags::ACK), window: wnd, ..TcpHeader::default() },
         payload_len: 0,
+        ecn: 0,
     }
 }
 
@@ -47,6 +48,7 @@ fn data(seq: u32, len: u32) -> Segment {
             ..TcpHeader::default()
         },
         payload_len: len,
+        ecn: 0,
     }
 }
 
@@ -534,7 +536,7 @@ fn linux_push_marks_the_end_of_every_write() {
 
 #[test]
 fn linux_push_acks_a_pushed_full_segment_once_the_application_has_read_it() {
-    let pushed = |seq: u32, len: u32| Segment { hdr: TcpHeader { flags: TcpFlags(TcpFlags::ACK | TcpFlags::PSH), ..data(seq, len).hdr }, payload_len: len };
+    let pushed = |seq: u32, len: u32| Segment { hdr: TcpHeader { flags: TcpFlags(TcpFlags::ACK | TcpFlags::PSH), ..data(seq, len).hdr }, payload_len: len, ecn: 0 };
     for linux in [false, true] {
         let rcfg = TcpConfig { delayed_ack: Some(Duration::from_millis(200)), linux_push: linux, ..cfg() };
         let (_, mut s) = established(cfg(), rcfg);
@@ -670,4 +672,59 @@ fn linux_receive_window_grows_two_mss_per_segment_and_acks_each_step() {
     // The RFC receiver: the whole buffer (less the unread segment) at once, every second segment.
     let rfc = acks_of_a_growing_window(false);
     assert_eq!(rfc, (1..=12).map(|k| (2 * k, 99_000)).collect::<Vec<_>>());
+}
+
+#[test]
+fn ecn_is_negotiated_and_a_ce_mark_costs_one_window_reduction_per_window() {
+    // RFC 3168 §6.1, by hand. Both ends ask (SYN: ECE + CWR; SYN-ACK: ECE): the client's new
+    // data goes ECT(0). Ten segments of 1000 B are in flight (cwnd 10 000 B, SND.MAX 11 001).
+    let ecn_cfg = TcpConfig { ecn: true, ..cfg() };
+    let (mut c, mut s) = established(ecn_cfg.clone(), ecn_cfg);
+    assert!(c.ecn.negotiated && s.ecn.negotiated);
+    let mut out = Vec::new();
+    c.write(ms(20), 20 * MSS as u64, &mut out);
+    assert_eq!(out.len(), 10);
+    assert!(out.iter().all(|seg| seg.ecn == ecn::ECT0), "new data is ECT(0)");
+    // The receiver gets the first segment marked CE: its ACK carries ECE, and so does every
+    // ACK after it until a segment with CWR arrives (§6.1.3).
+    let mut marked = out[0];
+    marked.ecn = ecn::CE;
+    let mut acks = Vec::new();
+    s.on_segment(ms(30), &marked, &mut acks);
+    s.on_segment(ms(30), &out[1], &mut acks);
+    assert!(!acks.is_empty() && acks.iter().all(|a| a.hdr.flags.has(TcpFlags::ECE) && a.ecn == ecn::NOT_ECT), "pure ACKs are not ECT");
+    assert_eq!(s.ecn.ce_received, 1);
+    // The sender: the first ECE halves the window (NewReno: ssthresh = flight / 2 = 4 500 B
+    // after two segments acknowledged, cwnd = ssthresh), a second ECE in the same window does
+    // nothing, and the next new segment carries CWR.
+    let ece = |n: u32| Segment { hdr: TcpHeader { flags: TcpFlags(TcpFlags::ACK | TcpFlags::ECE), ..ack(base() + n * MSS, 60_000).hdr }, ..ack(0, 0) };
+    out.clear();
+    c.on_segment(ms(40), &ece(2), &mut out);
+    assert_eq!((c.ecn.reductions, c.ssthresh(), c.cwnd()), (1, 4_000, 4_000), "flight after the ACK: 8 segments, halved");
+    c.on_segment(ms(41), &ece(3), &mut out);
+    assert_eq!(c.ecn.reductions, 1, "once per window of data");
+    assert_eq!(c.ecn.ece_received, 2);
+    assert!(out.iter().all(|seg| seg.payload_len == 0), "7 segments in flight, cwnd 4 000 B: nothing goes");
+    // An ACK of 7 segments (no ECE) opens the window: the first new segment carries CWR.
+    c.on_segment(ms(42), &ack(base() + 7 * MSS, 60_000), &mut out);
+    let first_new = out.iter().find(|seg| seg.payload_len > 0).expect("the window lets a segment go");
+    assert!(first_new.hdr.flags.has(TcpFlags::CWR) && first_new.ecn == ecn::ECT0);
+    assert!(out.iter().filter(|seg| seg.hdr.flags.has(TcpFlags::CWR)).count() == 1, "CWR once");
+    // The receiver stops echoing when the CWR segment arrives.
+    acks.clear();
+    s.on_segment(ms(50), first_new, &mut acks);
+    s.on_segment(ms(50), &out[out.len() - 1], &mut acks);
+    assert!(acks.last().is_some_and(|a| !a.hdr.flags.has(TcpFlags::ECE)), "{:?}", acks.last());
+    // Once everything outstanding at the reduction (up to 11 001) is acknowledged, the next ECE
+    // reduces again.
+    c.on_segment(ms(60), &ece(10), &mut out);
+    assert_eq!(c.ecn.reductions, 2);
+}
+
+#[test]
+fn ecn_needs_both_ends() {
+    let (c, s) = established(TcpConfig { ecn: true, ..cfg() }, cfg());
+    assert!(!c.ecn.negotiated && !s.ecn.negotiated);
+    let (c, s) = established(cfg(), TcpConfig { ecn: true, ..cfg() });
+    assert!(!c.ecn.negotiated && !s.ecn.negotiated);
 }

@@ -15,7 +15,7 @@
 
 use super::socket::{Segment, State, TcpSocket};
 use super::trace::TraceEvent;
-use crate::packet::SeqNum;
+use crate::packet::{ecn, SeqNum};
 use crate::{Duration, Time};
 
 /// A segment timed for an RTT sample.
@@ -149,7 +149,7 @@ impl TcpSocket {
         // Linux-style probe: an empty segment with SEG.SEQ = SND.UNA − 1, which is
         // unacceptable to the receiver and therefore answered with an ACK (RFC 9293 §3.10.7.4).
         let h = self.base_header(self.snd.una + u32::MAX, 0);
-        self.emit(out, h, 0);
+        self.emit(out, h, 0, ecn::NOT_ECT);
         self.timers.persist_backoff += 1;
         self.arm_persist(now);
         self.record(now, TraceEvent::PersistProbe, None);

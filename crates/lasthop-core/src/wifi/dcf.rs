@@ -304,7 +304,7 @@ impl Dcf {
             self.record_queue(i, now);
             return None;
         }
-        let dropped = s.waiting.enqueue(Queued { item: f, bytes: f.ip_bytes, flow: f.flow, enqueued: now }).map(|q| q.item);
+        let dropped = s.waiting.enqueue(Queued::new(f, f.ip_bytes, f.flow, now)).map(|q| q.item);
         match dropped {
             Some(d) if d.uid == f.uid => {
                 // A tail drop: nothing changed in the queue.

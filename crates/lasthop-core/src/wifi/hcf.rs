@@ -748,7 +748,7 @@ impl Hcf {
         let queue = &mut station.queues[q];
         let victim = if let Some(qdisc) = queue.qdisc.as_mut() {
             // Through the interface's qdisc: its own limit and drops; the FIFO fills from it.
-            let victim = qdisc.enqueue(Queued { item: m, bytes: m.ip_bytes, flow: m.flow, enqueued: now }).map(|x| x.item);
+            let victim = qdisc.enqueue(Queued::new(m, m.ip_bytes, m.flow, now)).map(|x| x.item);
             self.fill_from_qdisc(now, q);
             victim
         } else {

@@ -88,8 +88,9 @@ impl AqlLimits {
 }
 
 /// mac80211's CoDel in its station queues (net/mac80211/tx.c, `ieee80211_txq_setup_flows`):
-/// target 20 ms, interval 100 ms.
-pub const MAC80211_CODEL: CoDelParams = CoDelParams { target: Duration::from_millis(20), interval: Duration::from_millis(100), mtu: 1500 };
+/// target 20 ms, interval 100 ms. mac80211 sets `ecn = true` there; the WLAN's queues here drop
+/// (their marks would need the MAC to carry them: issue 29).
+pub const MAC80211_CODEL: CoDelParams = CoDelParams { target: Duration::from_millis(20), interval: Duration::from_millis(100), mtu: 1500, ecn: false };
 /// mac80211's flow quantum, bytes (include/net/fq_impl.h, `fq_init`).
 pub const MAC80211_FQ_QUANTUM: u32 = 300;
 /// mac80211's packet limit over all its station queues (`fq_init`: `fq->limit = 8192`).
@@ -218,7 +219,7 @@ impl Waiting {
         match txq {
             Txq::Fifo(q) => q.push_back((self.next_seq, m)),
             Txq::Fq { fq, .. } => {
-                fq.enqueue(Queued { item: m, bytes: m.ip_bytes, flow: m.flow, enqueued: now });
+                fq.enqueue(Queued::new(m, m.ip_bytes, m.flow, now));
             }
         }
         self.next_seq += 1;

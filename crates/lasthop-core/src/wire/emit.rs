@@ -176,6 +176,7 @@ mod tests {
             sport: 1000,
             dport: 80,
             dscp: 46,
+            ecn: 0,
             proto: Protocol::Tcp,
             tcp: TcpHeader { seq: SeqNum(7), ack: SeqNum(9), flags: TcpFlags(TcpFlags::SYN), window: 1000, mss: Some(1460), wscale: Some(7), sack_permitted: true, ..TcpHeader::default() },
             payload_len: 0,

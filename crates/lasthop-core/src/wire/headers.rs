@@ -67,7 +67,7 @@ pub(crate) fn emitted_options_len(tcp: &TcpHeader) -> usize {
 
 impl Headers {
     /// The headers the simulator's packet `p` has on the wire: addresses from node ids, IPv4 id
-    /// `ident` (the pcap writer passes the uid), TTL 64, DF set, ECN 0. The DSCP is masked to its
+    /// `ident` (the pcap writer passes the uid), TTL 64, DF set, its ECN field. The DSCP is masked to its
     /// 6 bits, as the pcap writer always did.
     pub fn from_packet(p: &Packet, ident: u16) -> Headers {
         Headers {
@@ -75,7 +75,7 @@ impl Headers {
                 src: node_address(p.src),
                 dst: node_address(p.dst),
                 dscp: p.dscp & 0x3f,
-                ecn: 0,
+                ecn: p.ecn & 0x3,
                 ident,
                 ttl: DEFAULT_TTL,
                 dont_fragment: true,
@@ -104,6 +104,7 @@ impl Headers {
             sport: self.sport,
             dport: self.dport,
             dscp: self.ip.dscp,
+            ecn: self.ip.ecn,
             proto: self.proto,
             tcp: self.tcp,
             payload_len: self.payload_len,
@@ -142,6 +143,7 @@ mod tests {
             sport: 5001,
             dport: 80,
             dscp: 46,
+            ecn: 0,
             proto,
             tcp: TcpHeader { seq: SeqNum(1), ack: SeqNum(2), flags: TcpFlags(TcpFlags::ACK), window: 512, ..TcpHeader::default() },
             payload_len: 1000,

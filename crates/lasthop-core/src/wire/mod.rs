@@ -24,7 +24,7 @@
 //! ```
 //! use lasthop_core::packet::{Packet, PacketMeta, Protocol, SeqNum, TcpFlags, TcpHeader};
 //! use lasthop_core::{wire, Time};
-//! # let ack = Packet { uid: 0, flow: 0, pkt_seq: 0, src: 1, dst: 0, sport: 80, dport: 40_000, dscp: 0,
+//! # let ack = Packet { uid: 0, flow: 0, pkt_seq: 0, src: 1, dst: 0, sport: 80, dport: 40_000, dscp: 0, ecn: 0,
 //! #     proto: Protocol::Tcp, payload_len: 0, sent_at: Time::ZERO,
 //! #     tcp: TcpHeader { ack: SeqNum(1), flags: TcpFlags(TcpFlags::ACK), window: 65_535, ..TcpHeader::default() } };
 //! # let mut bytes = vec![0u8; 40];
@@ -64,7 +64,7 @@ mod tests;
 pub use emit::{emit, write_headers, EmitError};
 pub use headers::{Headers, Ipv4Fields, DEFAULT_TTL};
 pub use parse::{parse, parse_capture, verify_checksums};
-pub use rewrite::{apply, clear_tcp_push, decrement_ttl, incremental_update, set_dscp, set_tcp_ack, set_tcp_window, Rewritten};
+pub use rewrite::{apply, clear_tcp_push, decrement_ttl, incremental_update, set_dscp, set_ecn, set_tcp_ack, set_tcp_window, Rewritten};
 
 use crate::packet::NodeId;
 

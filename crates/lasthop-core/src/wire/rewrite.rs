@@ -100,6 +100,18 @@ pub fn set_dscp(buf: &mut [u8], dscp: u8) -> Result<u8, WireError> {
     Ok(old)
 }
 
+/// Sets the ECN field (the TOS byte's low 2 bits, RFC 3168 §5) and returns the old one: a
+/// queue's Congestion Experienced mark on a real packet.
+pub fn set_ecn(buf: &mut [u8], ecn: u8) -> Result<u8, WireError> {
+    if ecn > 3 {
+        return Err(WireError::OutOfRange { field: "ecn", value: ecn as u32 });
+    }
+    Ipv4HeaderSlice::from_slice(buf).map_err(ipv4_error)?;
+    let old = buf[1] & 0x3;
+    replace_word(buf, 10, 0, u16::from_be_bytes([buf[0], (buf[1] & 0xfc) | ecn]));
+    Ok(old)
+}
+
 /// A router's forwarding step (RFC 1812 §5.3.1): the TTL one lower and the header checksum
 /// updated; `Ok(false)`, the bytes untouched, when the TTL is 1 or 0: the packet is discarded
 /// there (no ICMP Time Exceeded is sent back).
@@ -204,6 +216,7 @@ mod tests {
             sport: 80,
             dport: 1000,
             dscp: 0,
+            ecn: 0,
             proto: Protocol::Tcp,
             tcp: TcpHeader { seq: SeqNum(100), ack: SeqNum(4_000_000_000), flags: TcpFlags(TcpFlags::ACK), window: 65_535, ..TcpHeader::default() },
             payload_len: 0,

@@ -196,6 +196,7 @@ fn arb_sim_packet() -> impl Strategy<Value = Packet> {
             sport,
             dport,
             dscp,
+            ecn: 0,
             proto,
             tcp,
             payload_len,
@@ -275,10 +276,13 @@ proptest! {
         prop_assert_eq!(clear_tcp_push(&mut buf), Ok(false), "PSH is clear now");
         prop_assert_eq!(decrement_ttl(&mut buf), Ok(h.ip.ttl > 1), "forwarded unless the TTL runs out");
         prop_assert_eq!(stored(&buf), recomputed(&buf), "after the TTL decrement");
+        prop_assert_eq!(set_ecn(&mut buf, 3), Ok(h.ip.ecn));
+        prop_assert_eq!(stored(&buf), recomputed(&buf), "after the CE mark");
         etherparse_agrees(&buf);
         let mut want = h;
         (want.tcp.window, want.tcp.ack, want.ip.dscp) = (window, SeqNum(ack), dscp);
         want.ip.ttl = if h.ip.ttl > 1 { h.ip.ttl - 1 } else { h.ip.ttl };
+        want.ip.ecn = 3;
         want.tcp.flags.0 &= !TcpFlags::PSH;
         prop_assert_eq!(parse(&buf), Ok(want), "only the rewritten fields changed");
     }

@@ -444,7 +444,8 @@ impl Driver {
         let h = hop as usize;
         let flow = if self.net.hops[h].hop.is_fair(from) { flow } else { 0 };
         let mut out = std::mem::take(&mut self.events.out);
-        self.net.hops[h].hop.accept(now, Offer { pkt: id, bytes, class, flow, uid, dscp, from, to }, &mut out);
+        let ect = lasthop_core::packet::ecn::capable(slot.buf.get(1).map_or(0, |tos| tos & 0x3));
+        self.net.hops[h].hop.accept(now, Offer { pkt: id, bytes, class, flow, uid, dscp, from, to, ect }, &mut out);
         self.on_events(h, &mut out, now);
         self.events.out = out;
     }
@@ -485,6 +486,11 @@ impl Driver {
                     self.arrive(node, from, pkt, now);
                 }
                 HopEvent::Drop { pkt, cause } => self.drop_packet(pkt, cause, now),
+                HopEvent::Mark { pkt } => {
+                    // Congestion Experienced on the real packet (checksum updated incrementally).
+                    let slot = &mut self.arena.slots[pkt as usize];
+                    let _ = wire::set_ecn(&mut slot.buf[..slot.len], lasthop_core::packet::ecn::CE);
+                }
                 HopEvent::Transmit { pkt, from, to, at } => {
                     let (node, peer) = (self.net.hops[h].nodes[from as usize], self.net.hops[h].nodes[to as usize]);
                     let slot = &self.arena.slots[pkt as usize];

@@ -18,7 +18,12 @@ use lasthop_core::QueueLimit;
 /// The queue discipline a link or WLAN station asks for, holding at most `limit` (FQ-CoDel
 /// counts packets: a byte limit gives it its default packet limit).
 pub fn build_qdisc<T: Copy + Default>(aqm: Aqm, limit: QueueLimit, mtu: u32) -> Qdisc<T> {
-    let params = CoDelParams { mtu, ..CoDelParams::default() };
+    build_marking_qdisc(aqm, limit, mtu, false)
+}
+
+/// [`build_qdisc`], its CoDel marking ECN-capable packets instead of dropping them when `ecn`.
+pub fn build_marking_qdisc<T: Copy + Default>(aqm: Aqm, limit: QueueLimit, mtu: u32, ecn: bool) -> Qdisc<T> {
+    let params = CoDelParams { mtu, ecn, ..CoDelParams::default() };
     match aqm {
         Aqm::Droptail => Qdisc::drop_tail(limit),
         Aqm::Codel => Qdisc::codel(limit, params),

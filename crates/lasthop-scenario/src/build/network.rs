@@ -17,7 +17,7 @@
 //! FQ-CoDel) live inside the hops. What a world adds — packet storage, event scheduling,
 //! captures — stays in the world.
 
-use super::{build_qdisc, cellular::build_rlc, wifi::build_wlan_mac};
+use super::{build_marking_qdisc, build_qdisc, cellular::build_rlc, wifi::build_wlan_mac};
 use crate::{Aqm, Edge, GeneratorDirection, Scenario, Topology, WcdmaUplink};
 use lasthop_core::cellular::hop::RlcHop;
 use lasthop_core::hop::Hop;
@@ -95,7 +95,7 @@ impl Network {
             ] {
                 let cname = format!("{name}:{from}->{to}");
                 let stream = rng.stream(&format!("link/{cname}/loss"));
-                let qdisc = build_qdisc(l.aqm, l.queue(), l.mtu.0 as u32);
+                let qdisc = build_marking_qdisc(l.aqm, l.queue(), l.mtu.0 as u32, l.ecn);
                 let mut c = Channel::new(cname, rate, l.delay(), l.queue(), qdisc, loss, stream);
                 if let Some(t) = trace {
                     c = c.with_trace(t.clone());

@@ -14,6 +14,7 @@ pub fn tcp_config(p: &TcpParams, path_mtu: u64) -> TcpConfig {
     TcpConfig {
         mss: p.mss.map(|m| m.0).unwrap_or(path_mtu - 40) as u32,
         sack: p.sack,
+        ecn: p.ecn,
         initial_cwnd_segments: p.initial_cwnd,
         delayed_ack: p.delayed_ack_enabled.then_some(p.delayed_ack),
         nagle: p.nagle,

@@ -150,7 +150,7 @@ impl Simulation {
             Protocol::Tcp => TrafficClass::Tcp,
             Protocol::Udp => TrafficClass::Udp,
         };
-        let offer = Offer { pkt: id, bytes: p.wire_len(), class, flow, uid: p.uid, dscp: p.dscp, from, to };
+        let offer = Offer { pkt: id, bytes: p.wire_len(), class, flow, uid: p.uid, dscp: p.dscp, from, to, ect: ecn::capable(p.ecn) };
         let start = self.net.hop_out.len();
         self.net.hops[h].hop.accept(self.now, offer, &mut self.net.hop_out);
         self.on_hop_events(h, start);
@@ -187,6 +187,7 @@ impl Simulation {
                     self.on_node_arrive(node, from, pkt);
                 }
                 HopEvent::Drop { pkt, cause } => self.discard(pkt, cause),
+                HopEvent::Mark { pkt } => self.net.packets.get_mut(pkt).ecn = ecn::CE,
                 HopEvent::Transmit { pkt, from, to, at } => {
                     if !self.net.captures.is_empty() {
                         let (node, peer) = (self.net.hops[h].nodes[from as usize], self.net.hops[h].nodes[to as usize]);
@@ -293,7 +294,7 @@ impl Simulation {
             }
             Protocol::Udp => self.flows[fi].meters.reverse.on_delivered(now, p.payload_len as u64),
             Protocol::Tcp => {
-                let seg = Segment { hdr: p.tcp, payload_len: p.payload_len };
+                let seg = Segment { hdr: p.tcp, payload_len: p.payload_len, ecn: p.ecn };
                 let end = if forward { End::Server } else { End::Client };
                 self.tcp_input(fi, end, &seg);
             }

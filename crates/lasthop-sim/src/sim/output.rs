@@ -10,7 +10,7 @@ use super::{FlowKind, PacketRecords, Simulation, TcpFlow, Transport};
 use crate::results::{Drained, RunOutput};
 use crate::tcp::TraceSample;
 use lasthop_core::report::{
-    self, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, Column, FlowReport, HostReport, IntervalColumns,
+    self, delay_cdf_table, tcp_trace_table, AdvertisedWindows, BbrReport, EcnReport, Column, FlowReport, HostReport, IntervalColumns,
     ReverseSummary, RunHeader, RunReport, Table, TcpConnectionReport, TcpCounters, TcpReport, TcpTraceRow,
 };
 use lasthop_core::Time;
@@ -186,6 +186,12 @@ fn tcp_connection(t: &TcpFlow, start: Time, awnd_max_retransmissions: Option<u32
                 mode: mode.to_string(),
             }),
             receiver_awnd_max_retransmissions: awnd_max_retransmissions,
+            ecn: t.client.config().ecn.then_some(EcnReport {
+                negotiated: t.client.ecn.negotiated,
+                ce_received: t.server.ecn.ce_received,
+                ece_received: t.client.ecn.ece_received,
+                cwnd_reductions: t.client.ecn.reductions,
+            }),
         },
     }
 }

@@ -496,3 +496,36 @@ fn an_echo_flow_measures_round_trips_and_their_responsiveness() {
     let e = Scenario::from_toml_str(&tcp, "test.toml", &[]).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("probe") && e.contains("echo applies to UDP flows"), "{e}");
 }
+
+#[test]
+fn codel_with_ecn_marks_instead_of_dropping_and_tcp_halves_once_per_window() {
+    // The dumbbell's 10 Mb/s bottleneck under CoDel, a CUBIC bulk flow for 30 s, with and
+    // without ECN (RFC 3168: tcp.ecn on the flow, ecn on the link). Without, CoDel drops and
+    // CUBIC retransmits; with, CoDel marks the same congestion instead: no AQM drop, no
+    // retransmission, the sender's window reduced once per CE-marked window (each reduction
+    // answers at least one mark; a window holds several), and the queue kept as short.
+    let bottleneck = "rate = \"10Mbps\"\ndelay = \"20ms\"\nqueue = \"200p\"\naqm = \"codel\"";
+    let flow = "[[flows]]\nname = \"bulk\"\nsrc = \"sender\"\ndst = \"receiver\"\napp = { type = \"bulk\" }\n\
+                tcp = { variant = \"cubic\", sack = true, receive_buffer = \"4MiB\", send_buffer = \"4MiB\" }";
+    let dropping = run(&dumbbell("30s", bottleneck, flow), &[]);
+    let marking = run(&dumbbell("30s", bottleneck, flow), &[("links.bottleneck.ecn", "true"), ("flows.bulk.tcp.ecn", "true")]);
+    let link = |out: &RunOutput| out.report.links.iter().find(|l| l.name == "bottleneck:router->receiver").unwrap().clone();
+    let (d, m) = (link(&dropping), link(&marking));
+    let tcp = |out: &RunOutput| out.report.flows[0].connection.as_ref().unwrap().tcp.clone();
+    let (dt, mt) = (tcp(&dropping), tcp(&marking));
+    assert!(d.aqm_drops > 10 && d.ecn_marks.is_none() && dt.ecn.is_none(), "{d:?}");
+    let ecn = mt.ecn.clone().expect("asked for");
+    let marks = m.ecn_marks.expect("the link marks");
+    assert!(ecn.negotiated && marks > 10, "{m:?} {ecn:?}");
+    assert_eq!(m.aqm_drops, 0, "every packet CoDel picked was ECN-capable data");
+    assert_eq!(ecn.ce_received, marks, "every mark reached the receiver");
+    assert!(ecn.cwnd_reductions >= 1 && ecn.cwnd_reductions <= marks && ecn.ece_received >= ecn.cwnd_reductions, "{ecn:?}");
+    assert_eq!(mt.sender.retransmitted_segments, 0, "no loss to repair");
+    assert!(dt.sender.retransmitted_segments > 0);
+    // The same link use and about the same standing queue: marking replaces dropping.
+    let (gd, gm) = (dropping.report.flows[0].forward.goodput_bps, marking.report.flows[0].forward.goodput_bps);
+    // (10 Mb/s carry 9.73 Mb/s of payload in 1500-byte packets; slow start is in the mean.)
+    assert!((gm / gd - 1.0).abs() < 0.05 && gm > 0.85 * 9.73e6, "{gd} {gm}");
+    let (qd, qm) = (some(dropping.report.flows[0].forward.delay_ms.mean), some(marking.report.flows[0].forward.delay_ms.mean));
+    assert!((qm - qd).abs() < 5.0, "mean one-way delay {qd:.1} / {qm:.1} ms");
+}
