@@ -243,9 +243,15 @@ impl Channel {
 
     /// Queues packet `id`; returns a packet dropped to make room (the newcomer on a tail drop).
     pub fn push(&mut self, now: Time, id: PacketRef, bytes: u32, flow: u32, ect: bool) -> Option<PacketRef> {
+        let early = self.qdisc.early_drops();
         let dropped = self.qdisc.enqueue(Queued { ect, ..Queued::new(id, bytes, flow, now) });
         if dropped.is_some() {
-            self.stats.queue_drops += 1;
+            // PIE's early drops are the AQM's; the rest are tail drops.
+            if self.qdisc.early_drops() > early {
+                self.stats.aqm_drops += 1;
+            } else {
+                self.stats.queue_drops += 1;
+            }
         }
         self.stats.max_queued_packets = self.stats.max_queued_packets.max(self.qdisc.len() as u64);
         self.stats.max_queued_bytes = self.stats.max_queued_bytes.max(self.qdisc.bytes());

@@ -162,7 +162,7 @@ impl Scenario {
                 p.push(format!("{}links[{i}] needs a rate (e.g. rate = \"10Mbps\"), a preset (ethernet, gprs, umts) or traces for both directions (trace_a_to_b, trace_b_to_a)", at(&l.a)));
             }
             if l.ecn && l.aqm == Aqm::Droptail {
-                p.push(format!("links[{i}].ecn = true needs an AQM that marks: aqm = \"codel\" or \"fq_codel\" (drop-tail has no marking)"));
+                p.push(format!("links[{i}].ecn = true needs an AQM that marks: aqm = \"codel\", \"fq_codel\" or \"pie\" (drop-tail has no marking)"));
             }
             if l.delay.is_none() {
                 p.push(format!("{}links[{i}] needs a delay (e.g. delay = \"5ms\") or a preset (ethernet, gprs, umts)", at(&l.a)));

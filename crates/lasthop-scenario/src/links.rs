@@ -37,11 +37,13 @@ pub struct Link {
     /// Limit of each direction's queue: "100p" (packets) or "64KiB" (bytes).
     #[serde(default)]
     pub queue: Option<QueueLimit>,
-    /// Queue discipline: "droptail" (default), "codel" (RFC 8289) or "fq_codel" (RFC 8290).
+    /// Queue discipline: "droptail" (default), "codel" (RFC 8289), "fq_codel" (RFC 8290) or
+    /// "pie" (RFC 8033, Linux's defaults: 15 ms target).
     #[serde(default)]
     pub aqm: Aqm,
-    /// CoDel and FQ-CoDel mark ECN-capable packets Congestion Experienced instead of dropping
-    /// them (RFC 3168; Linux's `ecn` option of codel and fq_codel). Needs aqm = "codel" or "fq_codel".
+    /// The AQM marks ECN-capable packets Congestion Experienced instead of dropping them
+    /// (RFC 3168; Linux's `ecn` option of codel, fq_codel and pie: PIE marks while its drop
+    /// probability is at most 10 %). Needs aqm = "codel", "fq_codel" or "pie".
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
     /// Largest IP packet the link carries.
@@ -78,6 +80,8 @@ pub enum Aqm {
     Droptail,
     Codel,
     FqCodel,
+    /// RFC 8033 (links only).
+    Pie,
 }
 
 /// Access networks of the D-ITG study (paper 002), as link parameters. They are typical values

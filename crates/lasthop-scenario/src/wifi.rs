@@ -389,6 +389,11 @@ impl Scenario {
         if names.insert(w.name.clone(), i).is_some() {
             p.push(format!("{wid}: the name is already used by a link or WLAN"));
         }
+        for (field, aqm) in [("aqm", Some(w.aqm)), ("ap_aqm", w.ap_aqm)] {
+            if aqm == Some(Aqm::Pie) {
+                p.push(format!("{wid}.{field} = \"pie\" runs on links only; a WLAN's queues take \"droptail\", \"codel\" or \"fq_codel\""));
+            }
+        }
         if w.standard.amendment().is_some() {
             self.validate_aggregating_wlan(&wid, w, &members, p);
         } else {

@@ -1,6 +1,7 @@
-//! Queue disciplines as sans-I/O state machines: DropTail, CoDel (RFC 8289) and FQ-CoDel
-//! (RFC 8290). They hold opaque items (`T`: a packet id, a MAC frame) with their size, flow key
-//! and enqueue time; the caller asks for the next item at `now` and learns what was dropped.
+//! Queue disciplines as sans-I/O state machines: DropTail, CoDel (RFC 8289), FQ-CoDel
+//! (RFC 8290) and PIE (RFC 8033, in [`super::pie`]). They hold opaque items (`T`: a packet id,
+//! a MAC frame) with their size, flow key and enqueue time; the caller asks for the next item
+//! at `now` and learns what was dropped.
 //!
 //! CoDel follows the RFC 8289 pseudocode (target 5 ms, interval 100 ms, drop-next by the control
 //! law interval/√count, count re-use when re-entering the dropping state within 16 intervals).
@@ -11,6 +12,8 @@
 //! instead ([`Queued::ce`]) and goes on; the control law advances as for a drop, and that
 //! dequeue ends there.
 
+use super::pie::{Pie, PieParams};
+use crate::rng::SimRng;
 use crate::time::{Duration, Time};
 use crate::units::QueueLimit;
 use std::collections::VecDeque;
@@ -157,6 +160,8 @@ pub enum Qdisc<T> {
     DropTail { q: VecDeque<Queued<T>>, bytes: u64, limit: QueueLimit },
     CoDel { q: VecDeque<Queued<T>>, bytes: u64, limit: QueueLimit, params: CoDelParams, state: CoDelState },
     FqCoDel(Box<FqCoDel<T>>),
+    /// PIE (RFC 8033, [`super::pie`]): drops (or marks) on arrival.
+    Pie(Box<Pie<T>>),
 }
 
 #[derive(Clone, Debug)]
@@ -188,6 +193,18 @@ impl<T: Copy + Default> Qdisc<T> {
     pub fn fq_codel(limit_packets: u64, params: CoDelParams) -> Self {
         Qdisc::FqCoDel(Box::new(FqCoDel::new(limit_packets, params.mtu + 14, params)))
     }
+    /// PIE holding at most `limit`, its random drops drawn from `rng`.
+    pub fn pie(limit: QueueLimit, params: PieParams, rng: SimRng) -> Self {
+        Qdisc::Pie(Box::new(Pie::new(limit, params, rng)))
+    }
+
+    /// Arrivals the AQM dropped on enqueue (PIE's early drops; CoDel drops on dequeue).
+    pub fn early_drops(&self) -> u64 {
+        match self {
+            Qdisc::Pie(p) => p.early_drops,
+            _ => 0,
+        }
+    }
 
     /// Whether items need a flow key (only fair queueing looks at it).
     pub fn is_fair(&self) -> bool {
@@ -200,6 +217,7 @@ impl<T: Copy + Default> Qdisc<T> {
             Qdisc::DropTail { .. } => false,
             Qdisc::CoDel { params, .. } => params.ecn,
             Qdisc::FqCoDel(f) => f.params.ecn,
+            Qdisc::Pie(p) => p.params().ecn,
         }
     }
 
@@ -207,6 +225,7 @@ impl<T: Copy + Default> Qdisc<T> {
         match self {
             Qdisc::DropTail { q, .. } | Qdisc::CoDel { q, .. } => q.len(),
             Qdisc::FqCoDel(f) => f.packets as usize,
+            Qdisc::Pie(p) => p.q.len(),
         }
     }
     pub fn is_empty(&self) -> bool {
@@ -216,6 +235,7 @@ impl<T: Copy + Default> Qdisc<T> {
         match self {
             Qdisc::DropTail { bytes, .. } | Qdisc::CoDel { bytes, .. } => *bytes,
             Qdisc::FqCoDel(f) => f.bytes,
+            Qdisc::Pie(p) => p.bytes,
         }
     }
 
@@ -231,6 +251,7 @@ impl<T: Copy + Default> Qdisc<T> {
                 None
             }
             Qdisc::FqCoDel(f) => f.enqueue(x),
+            Qdisc::Pie(p) => p.enqueue(x),
         }
     }
 
@@ -244,6 +265,7 @@ impl<T: Copy + Default> Qdisc<T> {
             }
             Qdisc::CoDel { q, bytes, params, state, .. } => state.dequeue(q, bytes, now, params, dropped),
             Qdisc::FqCoDel(f) => f.dequeue(now, dropped),
+            Qdisc::Pie(p) => p.dequeue(now),
         }
     }
 
@@ -252,6 +274,7 @@ impl<T: Copy + Default> Qdisc<T> {
         match self {
             Qdisc::DropTail { q, .. } | Qdisc::CoDel { q, .. } => Box::new(q.iter()),
             Qdisc::FqCoDel(f) => Box::new(f.items()),
+            Qdisc::Pie(p) => Box::new(p.q.iter()),
         }
     }
 }

@@ -7,10 +7,12 @@
 //! - [`snoop`]            the Snoop agent (paper 003)
 //! - [`error_generator`]  the packet error generator (paper 003)
 //! - [`receiver_awnd`]    the receiver-based advertised window over W-CDMA (paper 004)
-//! - [`aqm`]              queue disciplines: DropTail, CoDel, FQ-CoDel (links use them too)
+//! - [`aqm`]              queue disciplines: DropTail, CoDel, FQ-CoDel, PIE (links use them too)
+//! - [`pie`]              PIE (RFC 8033), one of them
 
 pub mod aqm;
 pub mod error_generator;
+pub mod pie;
 pub mod processor;
 pub mod receiver_awnd;
 pub mod sap_law;

@@ -13,6 +13,8 @@ pub mod wifi;
 
 use crate::Aqm;
 use lasthop_core::mechanisms::aqm::{CoDelParams, Qdisc, FQ_CODEL_LIMIT};
+use lasthop_core::mechanisms::pie::PieParams;
+use lasthop_core::rng::RngStreams;
 use lasthop_core::QueueLimit;
 
 /// The queue discipline a link or WLAN station asks for, holding at most `limit` (FQ-CoDel
@@ -25,6 +27,9 @@ pub fn build_qdisc<T: Copy + Default>(aqm: Aqm, limit: QueueLimit, mtu: u32) -> 
 pub fn build_marking_qdisc<T: Copy + Default>(aqm: Aqm, limit: QueueLimit, mtu: u32, ecn: bool) -> Qdisc<T> {
     let params = CoDelParams { mtu, ecn, ..CoDelParams::default() };
     match aqm {
+        // Validation keeps PIE to links, which build it with their own stream (network.rs);
+        // this fixed stream is for a caller that did not validate.
+        Aqm::Pie => Qdisc::pie(limit, PieParams { mtu, ecn, ..PieParams::default() }, RngStreams::new(0).stream("pie")),
         Aqm::Droptail => Qdisc::drop_tail(limit),
         Aqm::Codel => Qdisc::codel(limit, params),
         Aqm::FqCodel => Qdisc::fq_codel(

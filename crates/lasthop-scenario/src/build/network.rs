@@ -21,7 +21,9 @@ use super::{build_marking_qdisc, build_qdisc, cellular::build_rlc, wifi::build_w
 use crate::{Aqm, Edge, GeneratorDirection, Scenario, Topology, WcdmaUplink};
 use lasthop_core::cellular::hop::RlcHop;
 use lasthop_core::hop::Hop;
+use lasthop_core::mechanisms::aqm::Qdisc;
 use lasthop_core::mechanisms::error_generator::PacketErrorGenerator;
+use lasthop_core::mechanisms::pie::PieParams;
 use lasthop_core::mechanisms::processor::Processor;
 use lasthop_core::mechanisms::sap_law::{SapLaw, SapLawConfig};
 use lasthop_core::mechanisms::snoop::{LocalTimer, SnoopAgent, SnoopConfig};
@@ -95,7 +97,13 @@ impl Network {
             ] {
                 let cname = format!("{name}:{from}->{to}");
                 let stream = rng.stream(&format!("link/{cname}/loss"));
-                let qdisc = build_marking_qdisc(l.aqm, l.queue(), l.mtu.0 as u32, l.ecn);
+                let qdisc = match l.aqm {
+                    Aqm::Pie => {
+                        let params = PieParams { mtu: l.mtu.0 as u32, ecn: l.ecn, ..PieParams::default() };
+                        Qdisc::pie(l.queue(), params, rng.stream(&format!("link/{cname}/pie")))
+                    }
+                    aqm => build_marking_qdisc(aqm, l.queue(), l.mtu.0 as u32, l.ecn),
+                };
                 let mut c = Channel::new(cname, rate, l.delay(), l.queue(), qdisc, loss, stream);
                 if let Some(t) = trace {
                     c = c.with_trace(t.clone());
