@@ -9,8 +9,8 @@
 //! - The sender, on an ACK with ECE, reduces its window as for a loss (ssthresh by its
 //!   congestion control, cwnd = ssthresh) at most once per window of data: not again until
 //!   SND.UNA passes what was outstanding at the reduction, and not during loss recovery (that
-//!   window was reduced already); the next new data segment carries CWR. BBR (v1) does not
-//!   react to ECE, as Linux's.
+//!   window was reduced already, but CWR is still sent, as Linux's recovery does); the next new
+//!   data segment carries CWR. BBR (v1) does not react to ECE, as Linux's.
 //!
 //! Left out: Linux's quick-ACK mode on CE (ECE waits for the next ACK, delayed or not), ECN on
 //! SYN-ACKs (RFC 8311), Accurate ECN.
@@ -74,7 +74,13 @@ impl TcpSocket {
             return;
         }
         self.ecn.ece_received += 1;
-        if self.recovery.in_recovery || self.cc.is_model_based() || self.ecn.recover.is_some_and(|r| self.snd.una < r) {
+        if self.recovery.in_recovery {
+            // The window was reduced for the loss already: CWR tells the receiver so (as
+            // Linux's recovery queues it), or it would echo ECE until the next reduction.
+            self.ecn.cwr_due = true;
+            return;
+        }
+        if self.cc.is_model_based() || self.ecn.recover.is_some_and(|r| self.snd.una < r) {
             return;
         }
         self.cc.on_ecn_echo(self.flight_size());
