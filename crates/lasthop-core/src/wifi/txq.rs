@@ -12,7 +12,7 @@
 //!   dropped beyond them); an A-MPDU is composed as the driver pulls MSDUs from it one by one
 //!   (`ieee80211_tx_dequeue`), CoDel dropping at the head as it does, and an MSDU pulled that
 //!   did not fit waits in the driver's queue for the next one. Left out: per-TID queues (one
-//!   per access category here), ECN marking (no ECN in the packet model yet), mac80211's
+//!   per access category here), ECN marking (the MAC does not carry marks yet), mac80211's
 //!   50 ms / 300 ms CoDel for stations slower than 6 Mb/s, the 16 MB memory limit.
 //! - A driver queue below them (`Hcf`'s `DriverQueue`: a firmware's descriptors, e.g. ath10k's
 //!   1424): MSDUs leave a station's FQ-CoDel for it while it has room and, with [`AqlLimits`]
