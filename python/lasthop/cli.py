@@ -165,18 +165,35 @@ SUMMARY_COLUMNS = [
 SUMMARY_ORDER = ["flow", "proto", "goodput", "rx", "sent", "recv", "lost", "loss", "delay", "delay p99", "jitter", "jitter p99"]
 
 
+def _padded_width(header: str, cells: list[str]) -> int:
+    """A column's width in a rich table: its widest cell or header, with padding and border."""
+    return max([len(header), *(len(c) for c in cells)]) + 3
+
+
+def _columns_that_fit(widths: list[int], width: int, at_least: int) -> int:
+    """How many of the columns (their widths, most wanted first) fit in `width` terminal
+    columns; never fewer than `at_least`."""
+    kept = len(widths)
+    while kept > at_least and 1 + sum(widths[:kept]) > width:
+        kept -= 1
+    return kept
+
+
+def _left_out(width: int, names: list[str], where: str) -> str | None:
+    """A table's caption naming the columns left out at `width`, and where they are."""
+    return f"left out at {width} columns: {', '.join(names)} ({where} has them)" if names else None
+
+
 def summary_table(s: dict, width: int) -> Table:
     """The per-flow summary of run summary `s` in at most `width` columns: units scaled per
     value (9.08 Mb/s, 64 kb/s, 101 ms, 550 µs, as iperf3 and flent print them), and the least
     wanted columns left out (and named in the caption) when the table would not fit."""
+    headers = [h for h, _, _ in SUMMARY_COLUMNS]
     cells = {h: [get(f) for f in s["flows"]] for h, _, get in SUMMARY_COLUMNS}
-    widths = {h: max([len(h), *(len(c) for c in cells[h])]) + 3 for h, _, _ in SUMMARY_COLUMNS}  # padding, border
-    kept = [h for h, _, _ in SUMMARY_COLUMNS]
-    while len(kept) > 2 and 1 + sum(widths[h] for h in kept) > width:
-        kept.pop()
+    fit = _columns_that_fit([_padded_width(h, cells[h]) for h in headers], width, 2)
+    kept, left_out = headers[:fit], headers[fit:]
     wall = s["wall_clock"]
-    left_out = [h for h, _, _ in SUMMARY_COLUMNS if h not in kept]
-    caption = f"left out at {width} columns: {', '.join(left_out)} (summary.json has them)" if left_out else None
+    caption = _left_out(width, left_out, "summary.json")
     t = Table(title=Text(f"{s['scenario_name']} — seed {s['seed']}, {s['simulated_s']:g} s {world_of(s)} in {wall['wall_time_s']:.3f} s"),
               caption=caption)
     justify = {h: j for h, j, _ in SUMMARY_COLUMNS}
@@ -196,7 +213,7 @@ def sweep_table(res, width: int) -> Table:
     metrics = [("goodput", "goodput_bps", _bps), ("loss", "loss_ratio", lambda v: _fmt(v, 100.0, 2) + " %"),
                ("delay", "delay_mean_ms", _ms), ("delay p99", "delay_p99_ms", _ms)]
     by = list(res.params)
-    agg = {key: res.aggregate(column) for _, column, _ in metrics for key in [column]}
+    agg = {column: res.aggregate(column) for _, column, _ in metrics}
     base = agg["goodput_bps"]
     headers = [p.rsplit(".", 1)[-1] for p in by] + ["flow", "n"] + [h for h, _, _ in metrics]
     rows = []
@@ -210,13 +227,8 @@ def sweep_table(res, width: int) -> Table:
                 cell += f" ± {_bps(float(a['ci95']))}"
             row.append(cell)
         rows.append(row)
-    widths = [max([len(h), *(len(r[k]) for r in rows)]) + 3 for k, h in enumerate(headers)]
-    kept = len(headers)
-    while kept > len(by) + 2 and 1 + sum(widths[:kept]) > width:
-        kept -= 1
-    left_out = headers[kept:]
-    t = Table(title=Text(f"{res.directory.name}: mean over seeds per grid point"),
-              caption=f"left out at {width} columns: {', '.join(left_out)} (flows.parquet has them)" if left_out else None)
+    kept = _columns_that_fit([_padded_width(h, [r[k] for r in rows]) for k, h in enumerate(headers)], width, len(by) + 2)
+    t = Table(title=Text(f"{res.directory.name}: mean over seeds per grid point"), caption=_left_out(width, headers[kept:], "flows.parquet"))
     for k, h in enumerate(headers[:kept]):
         t.add_column(h, justify="left" if k < len(by) + 1 else "right", no_wrap=True)
     for r in rows:

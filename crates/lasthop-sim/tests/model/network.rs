@@ -1,43 +1,9 @@
 //! Scenario-level tests of the wired simulator: capacity, loss response against the TCP models,
 //! conservation of packets, window scaling, slow receivers and determinism.
 
-use crate::common;
+use crate::common::{self, dumbbell};
 
 use lasthop_sim::{run_scenario, Column, RunOutput, Scenario};
-
-/// A dumbbell: sender -(100 Mb/s, 1 ms)- router -(bottleneck)- receiver. `extra` is appended.
-fn dumbbell(duration: &str, bottleneck: &str, extra: &str) -> String {
-    format!(
-        r#"
-[simulation]
-duration = "{duration}"
-seed = 1
-
-[[nodes]]
-name = "sender"
-[[nodes]]
-name = "router"
-[[nodes]]
-name = "receiver"
-
-[[links]]
-name = "access"
-a = "sender"
-b = "router"
-rate = "100Mbps"
-delay = "1ms"
-queue = "1000p"
-
-[[links]]
-name = "bottleneck"
-a = "router"
-b = "receiver"
-{bottleneck}
-
-{extra}
-"#
-    )
-}
 
 fn run(toml: &str, overrides: &[(&str, &str)]) -> RunOutput {
     let ov: Vec<(String, String)> = overrides.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();

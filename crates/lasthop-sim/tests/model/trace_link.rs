@@ -2,7 +2,7 @@
 //! constant trace against a link of the same rate, a bundled LTE trace end to end, and the
 //! errors a bad trace gets.
 
-use crate::common;
+use crate::common::{self, dumbbell};
 
 use lasthop_sim::{run_scenario, RunOutput, Scenario, ScenarioError};
 use std::path::PathBuf;
@@ -15,43 +15,12 @@ fn folder(name: &str) -> PathBuf {
     d
 }
 
-/// sender -(1 Gb/s, 5 ms)- router -(`bottleneck`)- receiver, a NewReno bulk flow for 20 s.
+/// The dumbbell with `bottleneck` as its router -> receiver link (20 ms, 100 packets), a
+/// NewReno bulk flow for 20 s.
 fn path(bottleneck: &str) -> String {
-    format!(
-        r#"
-[simulation]
-duration = "20s"
-
-[[nodes]]
-name = "sender"
-[[nodes]]
-name = "router"
-[[nodes]]
-name = "receiver"
-
-[[links]]
-a = "sender"
-b = "router"
-rate = "1Gbps"
-delay = "5ms"
-queue = "1000p"
-
-[[links]]
-name = "cell"
-a = "router"
-b = "receiver"
-delay = "20ms"
-queue = "100p"
-{bottleneck}
-
-[[flows]]
-name = "bulk"
-src = "sender"
-dst = "receiver"
-app = {{ type = "bulk" }}
-tcp = {{ receive_buffer = "4MiB", send_buffer = "4MiB" }}
-"#
-    )
+    let flow = "[[flows]]\nname = \"bulk\"\nsrc = \"sender\"\ndst = \"receiver\"\napp = { type = \"bulk\" }\n\
+                tcp = { receive_buffer = \"4MiB\", send_buffer = \"4MiB\" }";
+    dumbbell("20s", &format!("delay = \"20ms\"\nqueue = \"100p\"\n{bottleneck}"), flow)
 }
 
 fn load(text: &str, file: &std::path::Path) -> Result<Scenario, ScenarioError> {
@@ -77,7 +46,7 @@ fn a_constant_trace_carries_what_a_link_of_its_rate_carries() {
     assert!(t > 0.9 * 12.032e6 * 1460.0 / 1500.0, "the link is kept busy: {t:.0} b/s");
     common::assert_conservation(&traced);
     // The trace direction reports the share of its opportunities' bytes it used.
-    let cell = traced.report.links.iter().find(|l| l.name == "cell:router->receiver").unwrap();
+    let cell = traced.report.links.iter().find(|l| l.name == "bottleneck:router->receiver").unwrap();
     assert!(cell.utilization > 0.9 && cell.utilization <= 1.0, "{}", cell.utilization);
 }
 

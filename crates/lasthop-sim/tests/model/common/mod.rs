@@ -28,3 +28,37 @@ pub fn assert_conservation(out: &RunOutput) -> [u64; 5] {
     assert_eq!(all[6], out.report.header.packets_in_network_at_end, "in flight by the meters = by the census");
     [all[0], all[1], all[2], all[3], all[6]]
 }
+
+/// A dumbbell: sender -(100 Mb/s, 1 ms)- router -(bottleneck)- receiver. `extra` is appended.
+pub fn dumbbell(duration: &str, bottleneck: &str, extra: &str) -> String {
+    format!(
+        r#"
+[simulation]
+duration = "{duration}"
+seed = 1
+
+[[nodes]]
+name = "sender"
+[[nodes]]
+name = "router"
+[[nodes]]
+name = "receiver"
+
+[[links]]
+name = "access"
+a = "sender"
+b = "router"
+rate = "100Mbps"
+delay = "1ms"
+queue = "1000p"
+
+[[links]]
+name = "bottleneck"
+a = "router"
+b = "receiver"
+{bottleneck}
+
+{extra}
+"#
+    )
+}
